@@ -1,0 +1,577 @@
+#!/usr/bin/env python3
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The NVMe lab: Debian nodes under QEMU with emulated NVMe controllers.
+
+Each node boots a real Debian kernel (``-kernel``/``-initrd`` taken from its image) with one OS NVMe drive and
+N data NVMe drives, each behind its own PCIe root port (so it can be hot-removed), reachable over SSH on a
+127.0.0.1 port, and with a QMP socket for fault injection.
+
+    nvmelab.py build  [--release bookworm|trixie]
+    nvmelab.py up     --state-dir DIR --node node1:bookworm [--node node2:trixie] [drive options]
+    nvmelab.py down   --state-dir DIR
+    nvmelab.py status --state-dir DIR
+    nvmelab.py ssh    --state-dir DIR NODE -- COMMAND...
+    nvmelab.py critical-warning --state-dir DIR NODE DRIVE_ID VALUE
+    nvmelab.py hot-remove --state-dir DIR NODE DRIVE_ID
+    nvmelab.py reboot --state-dir DIR NODE [--hard]
+
+Images are cached under $CHECKPOINT_IO_LAB_CACHE (default ~/.cache/checkpoint_io_lab) by a key made from
+their recipe (release, package list, customisation, lab SSH key), so a changed recipe builds a new image.
+Every ``up`` gives each node a fresh copy-on-write overlay over the cached image and fresh sparse data
+drives: runs never share state. A reboot of a node keeps its disks (the QEMU process lives on).
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+RECIPE_VERSION = 3
+RELEASES = {
+    # multi-threaded TCG panics the 6.12 kernel of trixie ("Oops: int3" in set_next_task_fair): single thread.
+    "bookworm": {"tcg_thread": "multi", "boot_timeout": 240},
+    "trixie": {"tcg_thread": "single", "boot_timeout": 420},
+}
+PACKAGES = [
+    "linux-image-amd64", "systemd-sysv", "udev", "dbus", "openssh-server", "python3", "nvme-cli", "fio",
+    "xfsprogs", "e2fsprogs", "kmod", "iproute2", "procps", "mdadm", "rdma-core", "liburing2", "util-linux",
+]
+OS_SERIAL = "OS0001"
+SSH_OPTS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+            "-o", "BatchMode=yes", "-o", "ConnectTimeout=5"]
+
+CUSTOMIZE = r"""
+set -e
+root="$1"
+echo lab-node > "$root/etc/hostname"
+printf '127.0.0.1 localhost\n127.0.1.1 lab-node\n' > "$root/etc/hosts"
+printf 'UUID=%(uuid)s / ext4 defaults,errors=remount-ro 0 1\n' > "$root/etc/fstab"
+mkdir -p "$root/etc/systemd/network" "$root/root/.ssh"
+printf '[Match]\nName=e*\n\n[Network]\nDHCP=yes\n' > "$root/etc/systemd/network/10-lab.network"
+chroot "$root" systemctl enable systemd-networkd ssh
+chroot "$root" systemctl mask systemd-networkd-wait-online.service
+cp "%(pubkey)s" "$root/root/.ssh/authorized_keys"
+chmod 700 "$root/root/.ssh"; chmod 600 "$root/root/.ssh/authorized_keys"
+printf 'UseDNS no\nPermitRootLogin prohibit-password\n' > "$root/etc/ssh/sshd_config.d/lab.conf"
+rm -f "$root/etc/machine-id"; touch "$root/etc/machine-id"
+"""
+
+
+def log(msg):
+    sys.stderr.write("[nvmelab] %s\n" % msg)
+    sys.stderr.flush()
+
+
+def die(msg, code=2):
+    log("error: " + msg)
+    sys.exit(code)
+
+
+def cache_dir():
+    path = os.environ.get("CHECKPOINT_IO_LAB_CACHE") or os.path.expanduser("~/.cache/checkpoint_io_lab")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def lab_key():
+    """The lab's SSH key pair, made once per cache (it is baked into the images)."""
+    key = os.path.join(cache_dir(), "id_ed25519")
+    if not os.path.exists(key):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "checkpoint-io-lab", "-f", key],
+                       check=True)
+    return key
+
+
+def host_mirror():
+    """The Debian mirror this machine's apt already uses (so the lab reaches what the host reaches)."""
+    env = os.environ.get("CHECKPOINT_IO_LAB_MIRROR")
+    if env:
+        return env
+    candidates = []
+    for path in ["/etc/apt/sources.list.d/debian.sources", "/etc/apt/sources.list"]:
+        try:
+            with open(path) as handle:
+                for line in handle:
+                    words = line.split()
+                    if words[:1] == ["URIs:"]:
+                        candidates.extend(words[1:])
+                    elif words[:1] == ["deb"]:
+                        candidates.extend(w for w in words[1:] if "://" in w)
+        except OSError:
+            continue
+    for uri in candidates:
+        if uri.rstrip("/").endswith("/debian"):
+            return uri
+    die("no Debian mirror found in /etc/apt sources; set CHECKPOINT_IO_LAB_MIRROR")
+
+
+def recipe(release):
+    pubkey = lab_key() + ".pub"
+    with open(pubkey) as handle:
+        pub = handle.read()
+    text = json.dumps({"v": RECIPE_VERSION, "release": release, "packages": PACKAGES,
+                       "customize": CUSTOMIZE, "pubkey": pub}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def image_paths(release):
+    key = recipe(release)
+    base = os.path.join(cache_dir(), "%s-%s" % (release, key))
+    return {"dir": base, "image": os.path.join(base, "root.raw"), "kernel": os.path.join(base, "vmlinuz"),
+            "initrd": os.path.join(base, "initrd.img"), "meta": os.path.join(base, "image.json"), "key": key}
+
+
+def build(release):
+    """Build (or reuse) the cached image for a release; returns its paths and metadata."""
+    if release not in RELEASES:
+        die("unknown release %r; choose from %s" % (release, ", ".join(sorted(RELEASES))))
+    paths = image_paths(release)
+    if os.path.exists(paths["meta"]):
+        with open(paths["meta"]) as handle:
+            paths.update(json.load(handle))
+        return paths
+    for tool in ("mmdebstrap", "mkfs.ext4", "qemu-system-x86_64", "qemu-img"):
+        if not shutil.which(tool):
+            die("%s is not installed (apt-get install mmdebstrap qemu-system-x86 qemu-utils e2fsprogs)" % tool)
+    root_uuid = str(uuid.uuid4())
+    work = tempfile.mkdtemp(prefix="nvmelab-%s-" % release, dir=cache_dir())
+    tree = os.path.join(work, "tree")
+    hook = os.path.join(work, "customize.sh")
+    with open(hook, "w") as handle:
+        handle.write(CUSTOMIZE % {"uuid": root_uuid, "pubkey": lab_key() + ".pub"})
+    mirror = host_mirror()
+    log("building %s image %s from %s (a minute or two)" % (release, paths["key"], mirror))
+    start = time.time()
+    try:
+        subprocess.run(["mmdebstrap", "--variant=minbase", "--mode=root", "--include=" + ",".join(PACKAGES),
+                        "--customize-hook=sh %s \"$1\"" % hook, "--skip=cleanup/apt/lists",
+                        release, tree, mirror], check=True, stdin=subprocess.DEVNULL)
+        boot = os.path.join(tree, "boot")
+        kernels = sorted(f for f in os.listdir(boot) if f.startswith("vmlinuz-"))
+        initrds = sorted(f for f in os.listdir(boot) if f.startswith("initrd.img-"))
+        if not kernels or not initrds:
+            die("no kernel/initrd in the %s image's /boot" % release)
+        os.makedirs(work + "/out")
+        shutil.copy(os.path.join(boot, kernels[-1]), work + "/out/vmlinuz")
+        shutil.copy(os.path.join(boot, initrds[-1]), work + "/out/initrd.img")
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-U", root_uuid, "-L", "labroot", "-d", tree,
+                        work + "/out/root.raw", "3G"], check=True)
+        meta = {"release": release, "root_uuid": root_uuid, "kernel_version": kernels[-1][len("vmlinuz-"):],
+                "built_seconds": round(time.time() - start, 1), "recipe": paths["key"]}
+        with open(work + "/out/image.json", "w") as handle:
+            json.dump(meta, handle, indent=2)
+        if os.path.exists(paths["dir"]):
+            shutil.rmtree(paths["dir"])
+        os.rename(work + "/out", paths["dir"])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    log("built %s in %.0f s" % (release, time.time() - start))
+    paths.update(meta)
+    return paths
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def parse_node(spec):
+    name, _, release = spec.partition(":")
+    release = release or "bookworm"
+    if not name or release not in RELEASES:
+        die("bad --node %r: use NAME[:%s]" % (spec, "|".join(sorted(RELEASES))))
+    return name, release
+
+
+def qemu_argv(node, image, ndir, args):
+    drives = []
+    argv = ["qemu-system-x86_64", "-name", node["name"], "-machine", "q35",
+            "-accel", "tcg,thread=%s" % RELEASES[node["release"]]["tcg_thread"],
+            "-m", str(args.memory), "-smp", str(args.cpus), "-nodefaults", "-display", "none",
+            "-serial", "file:%s" % os.path.join(ndir, "console.log"),
+            "-kernel", image["kernel"], "-initrd", image["initrd"],
+            "-append", "root=UUID=%s rw console=ttyS0,115200 net.ifnames=0 panic=-1" % image["root_uuid"],
+            "-netdev", "user,id=net0,hostfwd=tcp:127.0.0.1:%d-:22" % node["ssh_port"],
+            "-device", "virtio-net-pci,netdev=net0",
+            "-qmp", "unix:%s,server=on,wait=off" % node["qmp"],
+            "-pidfile", node["pidfile"], "-daemonize"]
+    # One PCIe root port per controller: a controller on a root port can be hot-removed (device_del).
+    disks = [("os", OS_SERIAL, node["os_overlay"], "qcow2", "")]
+    for i, path in enumerate(node["data_files"], start=1):
+        extra = ",max_ioqpairs=%d,mdts=%d" % (args.max_ioqpairs, args.mdts)
+        disks.append(("data%d" % i, "DATA%04d" % i, path, "raw", extra))
+    for slot, (dev_id, serial, path, fmt, extra) in enumerate(disks, start=1):
+        argv += ["-device", "pcie-root-port,id=rp%d,bus=pcie.0,chassis=%d,slot=%d" % (slot, slot, slot),
+                 "-drive", "file=%s,if=none,id=drv-%s,format=%s" % (path, dev_id, fmt),
+                 "-device", "nvme,id=%s,serial=%s,drive=drv-%s,bus=rp%d%s" % (dev_id, serial, dev_id, slot, extra)]
+        drives.append({"id": dev_id, "serial": serial, "os_drive": dev_id == "os", "backing": path})
+    return argv, drives
+
+
+def ssh_argv(node, command=None):
+    argv = ["ssh", "-i", node["identity_file"], "-p", str(node["ssh_port"]), "-l", "root"] + SSH_OPTS
+    argv.append("127.0.0.1")
+    if command:
+        argv += command
+    return argv
+
+
+def ssh_ok(node):
+    proc = subprocess.run(ssh_argv(node, ["true"]), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, timeout=30, check=False)
+    return proc.returncode == 0
+
+
+def wait_ssh(node, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if not pid_alive(read_pid(node["pidfile"])):
+            raise RuntimeError("%s: QEMU exited during boot; see %s" % (node["name"], node["console"]))
+        try:
+            if ssh_ok(node):
+                return
+        except subprocess.TimeoutExpired:
+            pass
+        time.sleep(2)
+    raise RuntimeError("%s: no SSH on port %d after %d s; see %s" % (node["name"], node["ssh_port"],
+                                                                      timeout, node["console"]))
+
+
+def read_pid(pidfile):
+    try:
+        with open(pidfile) as handle:
+            return int(handle.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def pid_alive(pid):
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    try:  # a zombie is not alive
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def qmp(node, command, arguments=None):
+    """One QMP command over the node's socket; returns its 'return' value."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(10)
+    sock.connect(node["qmp"])
+    reader = sock.makefile("r")
+
+    def send(obj):
+        sock.sendall((json.dumps(obj) + "\n").encode())
+        while True:
+            reply = json.loads(reader.readline())
+            if "return" in reply or "error" in reply:
+                return reply
+
+    try:
+        json.loads(reader.readline())  # greeting
+        send({"execute": "qmp_capabilities"})
+        msg = {"execute": command}
+        if arguments:
+            msg["arguments"] = arguments
+        reply = send(msg)
+    finally:
+        sock.close()
+    if "error" in reply:
+        raise RuntimeError("QMP %s failed: %s" % (command, reply["error"].get("desc")))
+    return reply["return"]
+
+
+def state_file(state_dir):
+    return os.path.join(state_dir, "state.json")
+
+
+def load_state(state_dir):
+    try:
+        with open(state_file(state_dir)) as handle:
+            return json.load(handle)
+    except OSError:
+        die("no lab in %s (run 'up' first)" % state_dir)
+
+
+def registry():
+    """Every state dir with nodes up, so that `down --all` can stop them (CI's trap uses it)."""
+    path = os.path.join(cache_dir(), "running")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def registry_entry(state_dir):
+    return os.path.join(registry(), hashlib.sha256(state_dir.encode()).hexdigest()[:16])
+
+
+def save_state(state_dir, state):
+    with open(registry_entry(state_dir), "w") as handle:
+        handle.write(state_dir)
+    tmp = state_file(state_dir) + ".tmp"
+    with open(tmp, "w") as handle:
+        json.dump(state, handle, indent=2)
+    os.replace(tmp, state_file(state_dir))
+
+
+def write_inventory(state_dir, state):
+    lines = ["# Written by lab/nvmelab.py: the lab's nodes. OS drive serial %s is never a data drive." % OS_SERIAL,
+             "all:", "  children:", "    checkpoint_nodes:", "      hosts:"]
+    for node in state["nodes"]:
+        data = [d["serial"] for d in node["drives"] if not d["os_drive"]]
+        lines += [
+            "        %s:" % node["name"],
+            "          ansible_host: 127.0.0.1",
+            "          ansible_port: %d" % node["ssh_port"],
+            "          ansible_user: root",
+            "          ansible_ssh_private_key_file: %s" % node["identity_file"],
+            "          ansible_ssh_common_args: '%s'" % " ".join(SSH_OPTS[:8]),
+            "          ansible_python_interpreter: /usr/bin/python3",
+            "          checkpoint_io_lab_release: %s" % node["release"],
+            "          checkpoint_io_lab_os_serial: %s" % OS_SERIAL,
+            "          checkpoint_io_lab_data_serials: %s" % json.dumps(data),
+            "          checkpoint_io_data_drives:",
+            "            serials: %s" % json.dumps(data),
+        ]
+    path = os.path.join(state_dir, "inventory.yml")
+    with open(path, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    return path
+
+
+def up(args):
+    state_dir = os.path.abspath(args.state_dir)
+    os.makedirs(state_dir, exist_ok=True)
+    if os.path.exists(state_file(state_dir)):
+        down_dir(state_dir)
+    specs = [parse_node(s) for s in (args.node or ["node1:bookworm"])]
+    if len(set(n for n, _ in specs)) != len(specs):
+        die("node names must be unique")
+    if args.data_drives < 2:
+        die("--data-drives %d: a node needs at least 2 data drives" % args.data_drives)
+    images = {rel: build(rel) for rel in sorted(set(r for _, r in specs))}
+    state = {"nodes": [], "state_dir": state_dir}
+    try:
+        for name, release in specs:
+            ndir = os.path.join(state_dir, name)
+            shutil.rmtree(ndir, ignore_errors=True)
+            os.makedirs(ndir)
+            image = images[release]
+            overlay = os.path.join(ndir, "os.qcow2")
+            subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", image["image"], overlay],
+                           check=True)
+            data_files = []
+            for i in range(1, args.data_drives + 1):
+                path = os.path.join(ndir, "data%d.raw" % i)
+                with open(path, "wb") as handle:
+                    handle.truncate(parse_gib(args.data_size))
+                data_files.append(path)
+            node = {"name": name, "release": release, "ssh_port": free_port(), "dir": ndir,
+                    "qmp": os.path.join(ndir, "qmp.sock"), "pidfile": os.path.join(ndir, "qemu.pid"),
+                    "console": os.path.join(ndir, "console.log"), "identity_file": lab_key(),
+                    "os_overlay": overlay, "data_files": data_files, "kernel_version": image["kernel_version"]}
+            argv, node["drives"] = qemu_argv(node, image, ndir, args)
+            with open(os.path.join(ndir, "qemu.argv"), "w") as handle:
+                handle.write(" ".join(argv) + "\n")
+            subprocess.run(argv, check=True, stdin=subprocess.DEVNULL)
+            state["nodes"].append(node)
+            save_state(state_dir, state)
+            log("started %s (%s, kernel %s) ssh port %d" % (name, release, image["kernel_version"],
+                                                            node["ssh_port"]))
+        start = time.time()
+        for node in state["nodes"]:
+            wait_ssh(node, RELEASES[node["release"]]["boot_timeout"] * len(state["nodes"]))
+            log("%s answers on SSH (%.0f s)" % (node["name"], time.time() - start))
+    except BaseException:
+        log("boot failed: stopping what was started")
+        down_dir(state_dir)
+        raise
+    inv = write_inventory(state_dir, state)
+    if args.instance_config:
+        write_instance_config(args.instance_config, state)
+    print(inv)
+
+
+def write_instance_config(path, state):
+    """Molecule's instance config (its delegated driver reads login details from it)."""
+    lines = []
+    for node in state["nodes"]:
+        lines += ["- instance: %s" % node["name"], "  address: 127.0.0.1", "  user: root",
+                  "  port: %d" % node["ssh_port"], "  identity_file: %s" % node["identity_file"]]
+    with open(path, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+def parse_gib(text):
+    units = {"G": 1 << 30, "M": 1 << 20}
+    text = str(text).strip().upper().rstrip("IB").rstrip("B")
+    if text[-1:] in units:
+        return int(float(text[:-1]) * units[text[-1]])
+    return int(text)
+
+
+def stop_node(node, grace=15):
+    pid = read_pid(node["pidfile"])
+    if not pid_alive(pid):
+        return
+    try:
+        qmp(node, "quit")
+    except (OSError, RuntimeError, ValueError):
+        pass
+    deadline = time.time() + grace
+    while pid_alive(pid) and time.time() < deadline:
+        time.sleep(0.2)
+    if pid_alive(pid):
+        os.kill(pid, signal.SIGKILL)
+        time.sleep(0.5)
+
+
+def down_dir(state_dir, keep_files=False):
+    try:
+        with open(state_file(state_dir)) as handle:
+            state = json.load(handle)
+    except (OSError, ValueError):
+        state = {}
+    for node in state.get("nodes", []):
+        stop_node(node)
+        log("stopped %s" % node["name"])
+        if not keep_files:
+            for path in [node["os_overlay"]] + node["data_files"]:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+    for path in (state_file(state_dir), registry_entry(state_dir)):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def down_all():
+    for entry in sorted(os.listdir(registry())):
+        with open(os.path.join(registry(), entry)) as handle:
+            state_dir = handle.read().strip()
+        log("down %s" % state_dir)
+        down_dir(state_dir)
+
+
+def find_node(state, name):
+    for node in state["nodes"]:
+        if node["name"] == name:
+            return node
+    die("no node %r (nodes: %s)" % (name, ", ".join(n["name"] for n in state["nodes"])))
+
+
+def find_drive(node, drive_id):
+    for drive in node["drives"]:
+        if drive_id in (drive["id"], drive["serial"]):
+            return drive
+    die("no drive %r on %s (drives: %s)" % (drive_id, node["name"], ", ".join(d["id"] for d in node["drives"])))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("build", help="build (or reuse) the cached image of a release")
+    p.add_argument("--release", action="append", choices=sorted(RELEASES))
+    p = sub.add_parser("up", help="boot nodes, wait for SSH, write inventory.yml")
+    p.add_argument("--state-dir", required=True)
+    p.add_argument("--node", action="append", help="NAME[:RELEASE], repeatable (default node1:bookworm)")
+    p.add_argument("--data-drives", type=int, default=2)
+    p.add_argument("--data-size", default="4G")
+    p.add_argument("--max-ioqpairs", type=int, default=8)
+    p.add_argument("--mdts", type=int, default=7)
+    p.add_argument("--memory", type=int, default=2048)
+    p.add_argument("--cpus", type=int, default=2)
+    p.add_argument("--instance-config", help="also write Molecule's instance_config.yml here")
+    p = sub.add_parser("down", help="stop every node and remove its disks")
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--state-dir")
+    group.add_argument("--all", action="store_true", help="every lab started from this cache")
+    p = sub.add_parser("status", help="show nodes")
+    p.add_argument("--state-dir", required=True)
+    p = sub.add_parser("ssh", help="run a command on a node")
+    p.add_argument("--state-dir", required=True)
+    p.add_argument("node")
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    p = sub.add_parser("critical-warning", help="set a drive's smart_critical_warning (0 clears)")
+    p.add_argument("--state-dir", required=True)
+    p.add_argument("node")
+    p.add_argument("drive")
+    p.add_argument("value", type=int)
+    p = sub.add_parser("hot-remove", help="device_del a data drive")
+    p.add_argument("--state-dir", required=True)
+    p.add_argument("node")
+    p.add_argument("drive")
+    p = sub.add_parser("reboot", help="reboot a node and wait for SSH")
+    p.add_argument("--state-dir", required=True)
+    p.add_argument("node")
+    p.add_argument("--hard", action="store_true", help="QMP system_reset instead of a clean reboot")
+    args = parser.parse_args(argv)
+
+    if args.cmd == "build":
+        for rel in args.release or ["bookworm"]:
+            print(json.dumps(build(rel)))
+        return 0
+    if args.cmd == "up":
+        up(args)
+        return 0
+    if args.cmd == "down" and args.all:
+        down_all()
+        return 0
+    state_dir = os.path.abspath(args.state_dir)
+    if args.cmd == "down":
+        down_dir(state_dir)
+        return 0
+    state = load_state(state_dir)
+    if args.cmd == "status":
+        for node in state["nodes"]:
+            alive = pid_alive(read_pid(node["pidfile"]))
+            print("%-10s %-9s port %-6d %s" % (node["name"], node["release"], node["ssh_port"],
+                                              "running" if alive else "stopped"))
+        return 0
+    node = find_node(state, args.node)
+    if args.cmd == "ssh":
+        command = args.command[1:] if args.command[:1] == ["--"] else args.command
+        return subprocess.call(ssh_argv(node, command or None))
+    if args.cmd == "critical-warning":
+        drive = find_drive(node, args.drive)
+        qmp(node, "qom-set", {"path": drive["id"], "property": "smart_critical_warning", "value": args.value})
+        log("%s %s smart_critical_warning=%d" % (node["name"], drive["id"], args.value))
+        return 0
+    if args.cmd == "hot-remove":
+        drive = find_drive(node, args.drive)
+        if drive["os_drive"]:
+            die("%s is the OS drive of %s: refusing to remove it" % (drive["id"], node["name"]))
+        qmp(node, "device_del", {"id": drive["id"]})
+        log("%s: device_del %s requested" % (node["name"], drive["id"]))
+        return 0
+    if args.cmd == "reboot":
+        if args.hard:
+            qmp(node, "system_reset")
+        else:
+            subprocess.call(ssh_argv(node, ["systemctl", "reboot"]), stdin=subprocess.DEVNULL)
+        time.sleep(5)
+        wait_ssh(node, RELEASES[node["release"]]["boot_timeout"])
+        log("%s is back" % node["name"])
+        return 0
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,475 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Pure parsers for NVIDIA GPUDirect Storage (GDS) state.
+
+* :func:`parse_gdscheck` - ``gdscheck -p`` (GDS 1.0 to 1.16+).
+* :func:`parse_cufile_json` - ``/etc/cufile.json`` (comments and trailing
+  commas allowed), with NVIDIA's documented defaults filled in.
+* :func:`parse_nvidia_fs_stats` - ``/proc/driver/nvidia-fs/stats`` in both the
+  "IO stats: Enabled" and "IO stats: Disabled" layouts.
+
+A cuFile call succeeds in compatibility (POSIX) mode too, so "it ran" never
+proves GPUDirect was used: these parsers report the configured/observed path
+explicitly (``nvme_supported``, ``nvme_modes``, ``use_compat_mode``, and the
+nvidia-fs read/write counters, which only move when ``rw_stats_enabled=1``).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import re
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import (
+    convert,
+    to_bool,
+    to_int,
+)
+
+GDSCHECK_KEYS = (
+    "gds_version", "nvidia_fs_version", "libcufile_version", "drivers",
+    "driver_options", "nvme_supported", "nvme_modes", "use_compat_mode",
+    "properties", "gpus", "iommu_enabled", "platform",
+)
+CUFILE_KEYS = ("properties", "set", "raw")
+NVFS_STATS_KEYS = (
+    "gds_version", "nvfs_version", "io_stats_enabled", "peer_io_stats_enabled",
+    "reads", "writes", "counters", "gpus",
+)
+READ_KEYS = ("n", "ok", "err", "mib", "io_state_err", "bandwidth_mib_s", "avg_latency_us")
+WRITE_KEYS = READ_KEYS + ("pg_cache", "pg_cache_fail", "pg_cache_eio")
+
+# Effective defaults when cufile.json leaves a key out. Sources:
+# * properties.max_direct_io_size_kb 16384, max_device_cache_size_kb 131072,
+#   max_device_pinned_mem_size_kb 33554432, use_poll_mode false,
+#   poll_mode_max_size_kb 4, profile.cufile_stats 0: "GPUDirect Storage
+#   cufile.json Variables" table, NVIDIA GDS Benchmarking and Configuration
+#   Guide (docs.nvidia.com/gpudirect-storage/configuration-guide).
+# * properties.allow_compat_mode true, force_compat_mode false,
+#   fs.generic.posix_unaligned_writes false: "cuFile Compatibility Mode"
+#   table, cuFile API Reference Guide (docs.nvidia.com/gpudirect-storage/
+#   api-reference-guide). The CUDA 11.4-era configuration guide listed
+#   allow_compat_mode false; current guides and shipped files say true.
+# * execution.max_io_queue_depth 128, max_io_threads 4, parallel_io true,
+#   min_io_threshold_size_kb 8192, max_request_parallelism 4,
+#   properties.per_buffer_cache_size_kb 1024, use_pci_p2pdma false: the
+#   /etc/cufile.json shipped with GDS as reproduced in the configuration guide,
+#   and the same values printed by gdscheck -p (GDS 1.14) on default installs.
+CUFILE_DEFAULTS = {
+    "properties.max_direct_io_size_kb": 16384,
+    "properties.max_device_cache_size_kb": 131072,
+    "properties.max_device_pinned_mem_size_kb": 33554432,
+    "properties.per_buffer_cache_size_kb": 1024,
+    "properties.use_poll_mode": False,
+    "properties.poll_mode_max_size_kb": 4,
+    "properties.allow_compat_mode": True,
+    "properties.force_compat_mode": False,
+    "properties.use_pci_p2pdma": False,
+    "fs.generic.posix_unaligned_writes": False,
+    "execution.max_io_threads": 4,
+    "execution.max_io_queue_depth": 128,
+    "execution.parallel_io": True,
+    "execution.min_io_threshold_size_kb": 8192,
+    "execution.max_request_parallelism": 4,
+    "profile.cufile_stats": 0,
+}
+
+_SECTION_HEADERS = {
+    "ENVIRONMENT": "environment",
+    "DRIVER CONFIGURATION": "drivers",
+    "CUFILE CONFIGURATION": "cufile",
+    "GPU INFO": "gpus",
+    "PLATFORM INFO": "platform",
+}
+_VERSION_RE = re.compile(r"GDS release version:\s*(\S+)")
+_NVFS_LIBCUFILE_RE = re.compile(r"nvidia_fs version:\s*(.*?)\s+libcufile version:\s*(\S+)")
+_KEY_VALUE_RE = re.compile(r"^(.+?)\s*:\s*(.*)$")
+_PROPERTY_KEY_RE = re.compile(r"^[a-z_]+(\.[A-Za-z0-9_]+)+$")
+_GPU_RE = re.compile(
+    r"^GPU index\s+(\d+)\s+(.*?)\s+bar:\s*(\d+)\s+bar size \(MiB\):\s*(\d+)(.*)$")
+_GPU_FALLBACK_RE = re.compile(r"^GPU index\s+(\d+)\s*(.*)$")
+_DRIVER_KEY_RE = re.compile(r"^(--)?[A-Za-z][\w ./-]*$")
+_INT_WORDS_RE = re.compile(r"^-?\d+(\s+-?\d+)+$")
+_NON_GDS_MODES = ("compat",)
+
+
+# ---------------------------------------------------------------- helpers
+def _typed(value):
+    """gdscheck/cufile scalar text -> bool, int, [int] or the stripped string."""
+    text = value.strip()
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return to_int(text)
+    except ValueError:
+        pass
+    if _INT_WORDS_RE.match(text):
+        return [int(word) for word in text.split()]
+    return text
+
+
+def _lines(text):
+    return [line.strip() for line in text.splitlines()]
+
+
+# ---------------------------------------------------------------- gdscheck -p
+def driver_status(raw):
+    """``"Supported"`` / ``"Unsupported"`` (GDS < 1.16) or a mode list such as
+    ``"nvfs, compat"`` (GDS 1.16+) -> ``{"supported", "modes", "raw"}``.
+
+    ``supported`` is True for "Supported"/"Enabled" or when any mode other
+    than ``compat`` is listed: ``compat`` alone means POSIX fallback, not
+    GPUDirect. ``modes`` is ``[]`` for the old one-word form.
+    """
+    text = raw.strip()
+    low = text.lower()
+    if low in ("supported", "enabled"):
+        return {"supported": True, "modes": [], "raw": text}
+    if low in ("unsupported", "disabled", "not supported", ""):
+        return {"supported": False, "modes": [], "raw": text}
+    modes = [m.strip().lower() for m in text.split(",") if m.strip()]
+    supported = any(mode not in _NON_GDS_MODES for mode in modes)
+    return {"supported": supported, "modes": modes, "raw": text}
+
+
+def _section_of(line):
+    return _SECTION_HEADERS.get(line.rstrip(":").strip()) if line.endswith(":") else None
+
+
+def _guess_section(key, value):
+    """For fragments without headers: classify a ``key : value`` line by shape."""
+    if _PROPERTY_KEY_RE.match(key):
+        return "cufile"
+    if key.startswith("--") or value.strip().lower() in ("supported", "unsupported"):
+        return "drivers"
+    return None
+
+
+def _parse_gpu(line):
+    match = _GPU_RE.match(line)
+    if match:
+        tail = match.group(5)
+        iommu = re.search(r"IOMMU State:\s*(\w+)", tail)
+        return {
+            "index": int(match.group(1)), "name": match.group(2),
+            "bar": int(match.group(3)), "bar_size_mib": int(match.group(4)),
+            "supports_gds": "supports GDS" in tail and "not support" not in tail,
+            "iommu_enabled": _iommu_state(iommu.group(1)) if iommu else None,
+        }
+    match = _GPU_FALLBACK_RE.match(line)
+    return {"index": int(match.group(1)), "name": match.group(2) or None, "bar": None,
+            "bar_size_mib": None, "supports_gds": None, "iommu_enabled": None}
+
+
+def _iommu_state(value):
+    low = value.strip().lower()
+    if low.startswith("disabled") or low == "off":
+        return False
+    if "enabled" in low or "pass" in low or low == "on":
+        return True
+    return None
+
+
+def _gdscheck_line(result, section, line):
+    if section == "gpus" and line.startswith("GPU index"):
+        result["gpus"].append(_parse_gpu(line))
+        return
+    match = _KEY_VALUE_RE.match(line)
+    if not match:
+        return
+    key, value = match.group(1).strip(), match.group(2)
+    section = section or _guess_section(key, value)
+    if section == "drivers":
+        if not _DRIVER_KEY_RE.match(key):
+            return
+        if key.startswith("--"):
+            result["driver_options"][key.lstrip("-").strip()] = value.strip()
+        else:
+            result["drivers"][key] = driver_status(value)
+    elif section == "cufile":
+        result["properties"][key] = _typed(value)
+    elif section == "platform":
+        result["platform"][key] = _typed(value)
+
+
+def parse_gdscheck(text):
+    """Parse ``gdscheck -p`` output.
+
+    Returns ``{gds_version, nvidia_fs_version, libcufile_version (str),
+    drivers: {"NVMe": {supported: bool, modes: [str], raw: str}, "NVMe
+    P2PDMA": {...}, "NVMeOF": ..., ...}, driver_options: {"Mellanox
+    PeerDirect": "Enabled", "rdma library": ..., ...}, nvme_supported: bool or
+    None, nvme_modes: [str] or None, use_compat_mode: bool or None,
+    properties: {"properties.use_compat_mode": False,
+    "execution.max_io_queue_depth": 128, "properties.posix_pool_slab_size_kb":
+    [4, 1024, 16384], ...}, gpus: [{index, name, bar, bar_size_mib,
+    supports_gds, iommu_enabled}], iommu_enabled: bool or None, platform:
+    {"IOMMU": "disabled", "Cuda Driver Version Installed": 12090, ...},
+    errors: {}}``.
+
+    ``nvme_supported`` comes from the ``NVMe`` driver line: "Supported" (GDS <
+    1.16) or a mode list with a GPUDirect mode such as ``nvfs`` (GDS 1.16+,
+    "NVMe : nvfs, compat"); "Unsupported" or ``compat`` alone -> False. CUFILE
+    values are typed (true/false -> bool, digits -> int, "4 1024 16384" ->
+    list). Fragments without section headers are classified by line shape.
+    Sections absent from a truncated output are named in ``errors``.
+    """
+    result = dict.fromkeys(GDSCHECK_KEYS)
+    errors = result["errors"] = {}
+    if not isinstance(text, str) or not text.strip():
+        errors["_input"] = "empty input"
+        return result
+    result.update(drivers={}, driver_options={}, properties={}, gpus=[], platform={})
+    section, seen = None, set()
+    for line in _lines(text):
+        if not line or line.startswith("====="):
+            continue
+        header = _section_of(line)
+        if header:
+            section = header
+            seen.add(header)
+            continue
+        version = _VERSION_RE.search(line)
+        if version:
+            result["gds_version"] = version.group(1)
+            continue
+        versions = _NVFS_LIBCUFILE_RE.search(line)
+        if versions:
+            result["nvidia_fs_version"] = versions.group(1).strip() or None
+            result["libcufile_version"] = versions.group(2)
+            continue
+        _gdscheck_line(result, section, line)
+    if not (result["gds_version"] or result["drivers"] or result["properties"]):
+        for key in GDSCHECK_KEYS:
+            result[key] = None
+        errors["_input"] = "no gdscheck -p content found"
+        return result
+    _summarise_gdscheck(result, seen)
+    return result
+
+
+def _summarise_gdscheck(result, seen):
+    errors = result["errors"]
+    nvme = result["drivers"].get("NVMe")
+    if nvme is not None:
+        result["nvme_supported"], result["nvme_modes"] = nvme["supported"], nvme["modes"]
+    compat = result["properties"].get("properties.use_compat_mode")
+    if compat is not None:
+        result["use_compat_mode"] = convert(compat, to_bool, errors, "use_compat_mode")
+    iommu = result["platform"].get("IOMMU")
+    if isinstance(iommu, str):
+        result["iommu_enabled"] = _iommu_state(iommu)
+    if result["gds_version"]:
+        for header, name in _SECTION_HEADERS.items():
+            if name != "environment" and name not in seen:
+                errors[name] = "section '%s' missing (truncated output?)" % header
+
+
+# ---------------------------------------------------------------- cufile.json
+def _strip_comments(text):
+    """Remove ``//`` and ``/* */`` comments outside JSON strings ("http://x" survives)."""
+    out, i, length, in_string = [], 0, len(text), False
+    while i < length:
+        char = text[i]
+        if in_string:
+            out.append(char)
+            if char == "\\" and i + 1 < length:
+                out.append(text[i + 1])
+                i += 1
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+            out.append(char)
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = length if end < 0 else end
+            continue
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = length if end < 0 else end + 2
+            out.append(" ")
+            continue
+        else:
+            out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def _strip_trailing_commas(text):
+    """Drop a ``,`` that is followed (after whitespace) by ``}`` or ``]``, outside strings."""
+    out, in_string, escaped = [], False, False
+    for index, char in enumerate(text):
+        if in_string:
+            out.append(char)
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+            continue
+        if char == '"':
+            in_string = True
+        elif char == ",":
+            rest = text[index + 1:].lstrip()
+            if rest[:1] in ("}", "]"):
+                continue
+        out.append(char)
+    return "".join(out)
+
+
+def _flatten(obj, prefix, out):
+    for key, value in obj.items():
+        name = prefix + key
+        if isinstance(value, dict) and value:
+            _flatten(value, name + ".", out)
+        else:
+            out[name] = value
+
+
+def _default_type_check(key, value, errors):
+    """A known key must have its default's JSON type (cuFile does not coerce)."""
+    want_bool = isinstance(CUFILE_DEFAULTS[key], bool)
+    if want_bool and not isinstance(value, bool):
+        errors[key] = "%s: %r is not a JSON boolean" % (key, value)
+        return None
+    if not want_bool and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        errors[key] = "%s: %r is not a non-negative JSON integer" % (key, value)
+        return None
+    return value
+
+
+def parse_cufile_json(text):
+    """Parse a cufile.json (``/etc/cufile.json`` or a ``CUFILE_ENV_PATH_JSON``
+    file). ``//`` and ``/* */`` comments and trailing commas are removed
+    first, outside strings only (``"http://..."`` values survive).
+
+    Returns ``{properties: {dotted key: effective value}, set: [dotted keys
+    present in the file, sorted], raw: parsed dict, errors: {}}``.
+    ``properties`` holds every leaf of the file under its dotted path
+    (``"execution.max_io_queue_depth"``, ``"fs.generic.posix_unaligned_writes"``,
+    ``"properties.rdma_dev_addr_list"``) plus, for the keys in
+    :data:`CUFILE_DEFAULTS` that the file leaves out, NVIDIA's documented
+    default (sources in the comment above that table). A known key with the
+    wrong JSON type (``"max_io_queue_depth": "128"``) is ``None`` with an
+    ``errors`` entry. Unusable input: all fields ``None``, ``errors['_input']``.
+    """
+    result = dict.fromkeys(CUFILE_KEYS)
+    errors = result["errors"] = {}
+    if not isinstance(text, str) or not text.strip():
+        errors["_input"] = "empty input"
+        return result
+    try:
+        doc = json.loads(_strip_trailing_commas(_strip_comments(text)))
+    except ValueError as exc:
+        errors["_input"] = "not valid JSON after removing comments: %s" % exc
+        return result
+    if not isinstance(doc, dict):
+        errors["_input"] = "expected a JSON object, got %s" % type(doc).__name__
+        return result
+    present = {}
+    _flatten(doc, "", present)
+    effective = dict(CUFILE_DEFAULTS)
+    for key, value in present.items():
+        effective[key] = _default_type_check(key, value, errors) if key in CUFILE_DEFAULTS else value
+    result.update(properties=effective, set=sorted(present), raw=doc)
+    return result
+
+
+# ---------------------------------------------------------------- nvidia-fs stats
+def _stat_key(raw):
+    key = raw.lower().replace("(mib/s)", "_mib_s").replace("(usec)", "_us").replace("(mib)", "_mib")
+    key = re.sub(r"[^a-z0-9]+", "_", key).strip("_")
+    return {"readmib": "mib", "writemib": "mib"}.get(key, key)
+
+
+def _stat_pairs(text):
+    return dict((_stat_key(k), int(v)) for k, v in re.findall(r"([A-Za-z][\w\-()/]*)=(-?\d+)", text))
+
+
+def _io_block(pairs, keys):
+    block = dict.fromkeys(keys)
+    block.update((k, v) for k, v in pairs.items() if k in block)
+    return block
+
+
+_GPU_STATS_RE = re.compile(r"^GPU\s+([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F])\s+uuid:\s*(\S+)(.*)$")
+_STATS_HEADER_RES = (
+    ("gds_version", re.compile(r"^GDS Version:\s*(\S+)")),
+    ("nvfs_version", re.compile(r"^NVFS Driver\s*\(version:\s*([^)\s]+)\)")),
+)
+_IO_STATS_RE = re.compile(r"^IO stats:\s*(\w+)(?:,\s*peer IO stats:\s*(\w+))?", re.IGNORECASE)
+
+
+def _stats_line(result, line, io_pairs):
+    gpu = _GPU_STATS_RE.match(line)
+    if gpu:
+        entry = {"pci": gpu.group(1), "uuid": gpu.group(2)}
+        entry.update(_stat_pairs(gpu.group(3)))
+        result["gpus"].append(entry)
+        return
+    for key, regex in _STATS_HEADER_RES:
+        match = regex.match(line)
+        if match:
+            result[key] = match.group(1)
+            return
+    match = _IO_STATS_RE.match(line)
+    if match:
+        result["io_stats_enabled"] = match.group(1).lower() == "enabled"
+        if match.group(2):
+            result["peer_io_stats_enabled"] = match.group(2).lower() == "enabled"
+        return
+    name, sep, rest = line.partition(":")
+    pairs = _stat_pairs(rest) if sep else {}
+    if not pairs:
+        return
+    name = _stat_key(name)
+    if name in ("reads", "writes"):
+        io_pairs.setdefault(name, {}).update(pairs)
+    else:
+        result["counters"].setdefault(name, {}).update(pairs)
+
+
+def parse_nvidia_fs_stats(text):
+    """Parse ``/proc/driver/nvidia-fs/stats``.
+
+    Returns ``{gds_version, nvfs_version (str), io_stats_enabled: bool,
+    peer_io_stats_enabled: bool, reads: {n, ok, err, mib, io_state_err,
+    bandwidth_mib_s, avg_latency_us} or None, writes: {... + pg_cache,
+    pg_cache_fail, pg_cache_eio} or None, counters: {"mmap": {n, ok, err,
+    munmap}, "bar1_map": {...}, "batches": {...}, "sparse_reads": {...},
+    "error": {...}, "ops": {read, write, batchio}}, gpus: [{pci, uuid,
+    registered_mib, cache_mib, max_pinned_mib, ...}], errors: {}}``.
+
+    With "IO stats: Disabled" (the default; enable with
+    ``/sys/module/nvidia_fs/parameters/rw_stats_enabled``) the driver prints
+    only ``err``/``io_state_err`` for reads and writes: the hidden counters
+    (``n``, ``ok``, ``mib``, bandwidth, latency) are ``None``, never 0, so a
+    zero is never mistaken for "no GPUDirect I/O happened". ``reads``/
+    ``writes`` are ``None`` only when their line is absent. Lines that are not
+    part of the stats file (shell prompts, peer_affinity tables) are ignored.
+    """
+    result = dict.fromkeys(NVFS_STATS_KEYS)
+    errors = result["errors"] = {}
+    if not isinstance(text, str) or not text.strip():
+        errors["_input"] = "empty input"
+        return result
+    result.update(counters={}, gpus=[])
+    io_pairs = {}
+    for line in _lines(text):
+        if line:
+            _stats_line(result, line, io_pairs)
+    if result["gds_version"] is None and result["io_stats_enabled"] is None and not io_pairs:
+        for key in NVFS_STATS_KEYS:
+            result[key] = None
+        errors["_input"] = "no nvidia-fs stats content found"
+        return result
+    if "reads" in io_pairs:
+        result["reads"] = _io_block(io_pairs["reads"], READ_KEYS)
+    if "writes" in io_pairs:
+        result["writes"] = _io_block(io_pairs["writes"], WRITE_KEYS)
+    return result

@@ -1,0 +1,85 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fact gathering entry point: gather_subset resolution and the orchestration of
+the per-layer collectors.
+
+Collectors live in one file per layer (nvme_facts, block_facts, thermal_facts,
+io_uring_facts, xfs_facts, gds_facts, deepspeed_facts).  None of them raises: a
+missing file or a failed command becomes None plus an entry in the section's
+``errors`` list.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import (
+    block_facts,
+    deepspeed_facts,
+    gds_facts,
+    io_uring_facts,
+    nvme_facts,
+    thermal_facts,
+    xfs_facts,
+)
+
+SCHEMA_VERSION = 1
+SUBSETS = ('nvme', 'block', 'thermal', 'io_uring', 'xfs', 'gds', 'deepspeed')
+SUBSET_CHOICES = ['all'] + list(SUBSETS) + ['!' + name for name in SUBSETS]
+
+
+def resolve_subsets(requested):
+    """['all', '!gds'] -> ordered list of subset names; only exclusions imply 'all'."""
+    include = set()
+    exclude = set()
+    only_exclusions = True
+    for item in requested or ['all']:
+        item = item.strip()
+        if item.startswith('!'):
+            name = item[1:]
+            exclude.update(SUBSETS if name == 'all' else [name])
+        else:
+            only_exclusions = False
+            include.update(SUBSETS if item == 'all' else [item])
+    if only_exclusions:
+        include = set(SUBSETS)
+    return [name for name in SUBSETS if name in include and name not in exclude]
+
+
+def gather_facts(ctx, params):
+    """Collect the requested sections; returns the ``checkpoint_io`` fact dict."""
+    subsets = resolve_subsets(params.get('gather_subset'))
+    facts = {'schema_version': SCHEMA_VERSION, 'gather_subset': subsets}
+
+    inventory = None
+    if set(subsets) & set(('nvme', 'block', 'thermal')):
+        inventory = nvme_facts.NvmeInventory(ctx, use_nvme_cli=params.get('use_nvme_cli', True))
+        logs = []
+        if 'nvme' in subsets:
+            logs.extend(['id-ctrl', 'num-queues'])
+        if 'thermal' in subsets:
+            logs.extend(['id-ctrl', 'smart-log'])
+        inventory.prefetch(logs)
+
+    collectors = (
+        ('nvme', lambda: nvme_facts.collect(ctx, inventory)),
+        ('block', lambda: block_facts.collect(ctx, inventory)),
+        ('thermal', lambda: thermal_facts.collect(ctx, inventory)),
+        ('io_uring', lambda: io_uring_facts.collect(ctx, training_user=params.get('training_user'),
+                                                    fio_probe=params.get('fio_probe', True))),
+        ('xfs', lambda: xfs_facts.collect(ctx, checkpoint_paths=params.get('checkpoint_paths') or [])),
+        ('gds', lambda: gds_facts.collect(ctx, job_dirs=params.get('gds_job_dirs') or [])),
+        ('deepspeed', lambda: deepspeed_facts.collect(ctx, params.get('deepspeed_configs') or [])),
+    )
+    for name, collector in collectors:
+        if name in subsets:
+            facts[name] = _guarded(name, collector)
+    return facts
+
+
+def _guarded(name, collector):
+    """Run one collector; an unexpected exception becomes the section's only error."""
+    try:
+        return collector()
+    except Exception as e:  # facts must never fail a play: report instead
+        return {'errors': ['%s collector failed unexpectedly: %s: %s' % (name, type(e).__name__, e)]}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The installed way of use: build the collection artifact, install it into an empty collections path, and
+# check that ansible resolves its modules and playbook from there (not from the checkout).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+ansible-galaxy collection build --output-path "$work" "$root" >/dev/null
+ansible-galaxy collection install --offline --no-deps -p "$work/collections" "$work"/ai_storage-checkpoint_io-*.tar.gz
+export ANSIBLE_COLLECTIONS_PATH="$work/collections" ANSIBLE_CONFIG=/dev/null
+test -f "$work/collections/ansible_collections/ai_storage/checkpoint_io/playbooks/tune_checkpoint_nodes.yml"
+for module in $(ls "$root/plugins/modules" | sed -n 's/\.py$//p'); do
+  ansible-doc -t module "ai_storage.checkpoint_io.$module" | grep -q '^RETURN VALUES' \
+    || { echo "ansible-doc shows no RETURN for $module"; exit 1; }
+done
+ansible-playbook --syntax-check -i localhost, ai_storage.checkpoint_io.tune_checkpoint_nodes
+# nothing of the lab or the test bed is in the artifact
+if tar -tzf "$work"/ai_storage-checkpoint_io-*.tar.gz | grep -E '(^|/)(\.lab|\.venv|collections)/'; then
+  echo "artifact carries lab/venv files"; exit 1
+fi
+echo "built and installed: $(ls "$work"/ai_storage-checkpoint_io-*.tar.gz | xargs -n1 basename)"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Every test of the collection, in order of cost: lint, sanity, unit, build/install, then Molecule on lab
+# nodes (real kernels, emulated NVMe). Exits non-zero when any step fails; stops every lab node on exit.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+lab/bootstrap.sh || exit 1
+export PATH="$PWD/.venv/bin:$PATH"
+trap 'python3 lab/nvmelab.py down --all' EXIT
+passed=0
+failed=0
+failures=()
+step() {
+  local name=$1; shift
+  echo "=== $name: $*"
+  local start=$SECONDS
+  if "$@"; then
+    passed=$((passed + 1)); echo "=== $name: ok ($((SECONDS - start)) s)"
+  else
+    failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - start)) s)"
+  fi
+}
+step lint ansible-lint --profile production
+step sanity tests/sanity.sh
+step unit python -m pytest tests/unit
+step install tests/build_install.sh
+for scenario in ${MOLECULE_SCENARIOS:-$(ls molecule)}; do
+  step "molecule-$scenario" molecule test -s "$scenario"
+done
+[ "$failed" = 0 ] || echo "failed steps: ${failures[*]}"
+echo "steps: $passed passed, $failed failed"
+[ "$failed" = 0 ]

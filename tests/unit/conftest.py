@@ -1,0 +1,15 @@
+"""Make the checkout importable as ``ansible_collections.ai_storage.checkpoint_io``.
+
+The repository root is the collection root; ``collections/ansible_collections/ai_storage/checkpoint_io``
+is a committed symlink back to it, so adding ``collections/`` to ``sys.path`` is all that is needed.
+"""
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+COLLECTIONS = os.path.join(ROOT, "collections")
+if COLLECTIONS not in sys.path:
+    sys.path.insert(0, COLLECTIONS)
+
+FIXTURES = os.path.join(ROOT, "tests", "unit", "fixtures")
+REAL_WORLD = os.path.normpath(os.path.join(ROOT, "..", "shared", "real-world-outputs"))
