@@ -12,7 +12,7 @@ if [ "$missing" = 1 ] || [ "${CI:-}" = true ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   apt-get install -y -q --no-install-recommends \
-    qemu-system-x86 qemu-utils mmdebstrap e2fsprogs openssh-client ca-certificates git python3-venv
+    qemu-system-x86 qemu-utils mmdebstrap e2fsprogs openssh-client ca-certificates git python3-venv shellcheck
 fi
 stamp=.venv/.requirements-dev.txt
 if [ ! -x .venv/bin/molecule ] || ! cmp -s requirements-dev.txt "$stamp"; then

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The NVMe lab: Debian nodes under QEMU with emulated NVMe controllers.
 
@@ -185,7 +184,7 @@ def free_port():
 
 
 def parse_node(spec):
-    name, _, release = spec.partition(":")
+    name, dummy, release = spec.partition(":")
     release = release or "bookworm"
     if not name or release not in RELEASES:
         die("bad --node %r: use NAME[:%s]" % (spec, "|".join(sorted(RELEASES))))
@@ -242,8 +241,8 @@ def wait_ssh(node, timeout):
         except subprocess.TimeoutExpired:
             pass
         time.sleep(2)
-    raise RuntimeError("%s: no SSH on port %d after %d s; see %s" % (node["name"], node["ssh_port"],
-                                                                      timeout, node["console"]))
+    raise RuntimeError("%s: no SSH on port %d after %d s; see %s"
+                       % (node["name"], node["ssh_port"], timeout, node["console"]))
 
 
 def read_pid(pidfile):
@@ -359,11 +358,11 @@ def up(args):
     if os.path.exists(state_file(state_dir)):
         down_dir(state_dir)
     specs = [parse_node(s) for s in (args.node or ["node1:bookworm"])]
-    if len(set(n for n, _ in specs)) != len(specs):
+    if len(set(name for name, release in specs)) != len(specs):
         die("node names must be unique")
     if args.data_drives < 2:
         die("--data-drives %d: a node needs at least 2 data drives" % args.data_drives)
-    images = {rel: build(rel) for rel in sorted(set(r for _, r in specs))}
+    images = {rel: build(rel) for rel in sorted(set(release for name, release in specs))}
     state = {"nodes": [], "state_dir": state_dir}
     try:
         for name, release in specs:
@@ -485,7 +484,7 @@ def find_drive(node, drive_id):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("build", help="build (or reuse) the cached image of a release")
     p.add_argument("--release", action="append", choices=sorted(RELEASES))
@@ -542,8 +541,8 @@ def main(argv=None):
     if args.cmd == "status":
         for node in state["nodes"]:
             alive = pid_alive(read_pid(node["pidfile"]))
-            print("%-10s %-9s port %-6d %s" % (node["name"], node["release"], node["ssh_port"],
-                                              "running" if alive else "stopped"))
+            print("%-10s %-9s port %-6d %s"
+                  % (node["name"], node["release"], node["ssh_port"], "running" if alive else "stopped"))
         return 0
     node = find_node(state, args.node)
     if args.cmd == "ssh":

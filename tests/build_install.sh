@@ -10,7 +10,8 @@ ansible-galaxy collection build --output-path "$work" "$root" >/dev/null
 ansible-galaxy collection install --offline --no-deps -p "$work/collections" "$work"/ai_storage-checkpoint_io-*.tar.gz
 export ANSIBLE_COLLECTIONS_PATH="$work/collections" ANSIBLE_CONFIG=/dev/null
 test -f "$work/collections/ansible_collections/ai_storage/checkpoint_io/playbooks/tune_checkpoint_nodes.yml"
-for module in $(ls "$root/plugins/modules" | sed -n 's/\.py$//p'); do
+for path in "$root"/plugins/modules/*.py; do
+  module=$(basename "$path" .py)
   ansible-doc -t module "ai_storage.checkpoint_io.$module" | grep -q '^RETURN VALUES' \
     || { echo "ansible-doc shows no RETURN for $module"; exit 1; }
 done
@@ -19,4 +20,4 @@ ansible-playbook --syntax-check -i localhost, ai_storage.checkpoint_io.tune_chec
 if tar -tzf "$work"/ai_storage-checkpoint_io-*.tar.gz | grep -E '(^|/)(\.lab|\.venv|collections)/'; then
   echo "artifact carries lab/venv files"; exit 1
 fi
-echo "built and installed: $(ls "$work"/ai_storage-checkpoint_io-*.tar.gz | xargs -n1 basename)"
+for artifact in "$work"/ai_storage-checkpoint_io-*.tar.gz; do echo "built and installed: ${artifact##*/}"; done

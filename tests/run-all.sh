@@ -2,7 +2,7 @@
 # Every test of the collection, in order of cost: lint, sanity, unit, build/install, then Molecule on lab
 # nodes (real kernels, emulated NVMe). Exits non-zero when any step fails; stops every lab node on exit.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 lab/bootstrap.sh || exit 1
 export PATH="$PWD/.venv/bin:$PATH"
 trap 'python3 lab/nvmelab.py down --all' EXIT

@@ -24,4 +24,4 @@ reqs=$("$venv/bin/python" -c 'import ansible_test, os; print(os.path.dirname(ans
 pip_version=$(sed -n "s/.*pip='\([0-9.]*\)'.*/\1/p" "$reqs" | head -n1)
 mkdir -p ~/.ansible/test/cache
 cp "$root/tests/get_pip_offline.py" ~/.ansible/test/cache/"get_pip_${pip_version//./_}.py"
-"$venv/bin/ansible-test" sanity --color no --local --requirements "$@"
+"$venv/bin/ansible-test" sanity --color no --local --python "$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')" --requirements "$@"

@@ -92,6 +92,7 @@ _GPU_RE = re.compile(
 _GPU_FALLBACK_RE = re.compile(r"^GPU index\s+(\d+)\s*(.*)$")
 _DRIVER_KEY_RE = re.compile(r"^(--)?[A-Za-z][\w ./-]*$")
 _INT_WORDS_RE = re.compile(r"^-?\d+(\s+-?\d+)+$")
+_GPUDIRECT_MODES = ("nvfs", "p2p", "p2pdma")
 _NON_GDS_MODES = ("compat",)
 
 
@@ -120,9 +121,11 @@ def driver_status(raw):
     """``"Supported"`` / ``"Unsupported"`` (GDS < 1.16) or a mode list such as
     ``"nvfs, compat"`` (GDS 1.16+) -> ``{"supported", "modes", "raw"}``.
 
-    ``supported`` is True for "Supported"/"Enabled" or when any mode other
-    than ``compat`` is listed: ``compat`` alone means POSIX fallback, not
-    GPUDirect. ``modes`` is ``[]`` for the old one-word form.
+    ``supported`` is True for "Supported"/"Enabled" or when a GPUDirect mode
+    (``nvfs``, ``p2p``, ``p2pdma``) is listed; False for "Unsupported" or
+    ``compat`` alone (POSIX fallback, not GPUDirect); ``None`` when the text
+    holds a word it does not know (a future mode, or a truncated "Unsupp"):
+    unknown is not guessed. ``modes`` is ``[]`` for the old one-word form.
     """
     text = raw.strip()
     low = text.lower()
@@ -131,7 +134,12 @@ def driver_status(raw):
     if low in ("unsupported", "disabled", "not supported", ""):
         return {"supported": False, "modes": [], "raw": text}
     modes = [m.strip().lower() for m in text.split(",") if m.strip()]
-    supported = any(mode not in _NON_GDS_MODES for mode in modes)
+    if any(mode in _GPUDIRECT_MODES for mode in modes):
+        supported = True
+    elif all(mode in _NON_GDS_MODES for mode in modes):
+        supported = False
+    else:
+        supported = None
     return {"supported": supported, "modes": modes, "raw": text}
 
 
@@ -210,9 +218,10 @@ def parse_gdscheck(text):
     {"IOMMU": "disabled", "Cuda Driver Version Installed": 12090, ...},
     errors: {}}``.
 
-    ``nvme_supported`` comes from the ``NVMe`` driver line: "Supported" (GDS <
-    1.16) or a mode list with a GPUDirect mode such as ``nvfs`` (GDS 1.16+,
-    "NVMe : nvfs, compat"); "Unsupported" or ``compat`` alone -> False. CUFILE
+    ``nvme_supported`` comes from the ``NVMe`` driver line (see
+    :func:`driver_status`): "Supported" (GDS < 1.16) or a mode list with a
+    GPUDirect mode such as ``nvfs`` (GDS 1.16+, "NVMe : nvfs, compat") -> True;
+    "Unsupported" or ``compat`` alone -> False; unknown words -> None. CUFILE
     values are typed (true/false -> bool, digits -> int, "4 1024 16384" ->
     list). Fragments without section headers are classified by line shape.
     Sections absent from a truncated output are named in ``errors``.
@@ -388,7 +397,7 @@ def _stat_key(raw):
 
 
 def _stat_pairs(text):
-    return dict((_stat_key(k), int(v)) for k, v in re.findall(r"([A-Za-z][\w\-()/]*)=(-?\d+)", text))
+    return dict((_stat_key(k), int(v)) for k, v in re.findall(r"([A-Za-z][\w\-()/%]*)=(-?\d+)", text))
 
 
 def _io_block(pairs, keys):

@@ -20,6 +20,7 @@ Layouts are detected from the data, never from an nvme-cli version:
   ``-v`` elsewhere; ``NameSpace`` without ``/dev/``), including NVMe-oF
   native multipath (namespaces under ``Subsystems[].Namespaces[]``,
   controllers with empty ``Namespaces`` and ``Paths[]`` carrying ``ANAState``);
+* ``nvme ocp smart-add-log`` (OCP C0h log: thermal throttling events, PLP);
 * smart-log ``critical_warning`` as an int or as the object
   ``{value, available_spare, temp_threshold, reliability_degraded, ro,
   vmbu_failed, pmr_ro}``; all values possibly strings (2.1.1) or floats.
@@ -364,7 +365,7 @@ def parse_get_feature_num_queues(text):
     """
     result = _blank(NUM_QUEUES_KEYS)
     if not isinstance(text, str) or not text.strip():
-        result["errors"]["_input"] = "empty input"
+        result["errors"]["_input"] = "empty input" if isinstance(text, str) or text is None else "input is not text"
         return result
     header = _FEATURE_HEADER_RE.search(text)
     if header and to_int(header.group(1)) != 7:

@@ -116,7 +116,7 @@ def to_int(value, name="value"):
     if isinstance(value, int):
         return value
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")) or not value.is_integer():
+        if not value.is_integer():  # also False for nan and inf
             raise ValueError("%s: %r is not a whole number" % (name, value))
         return int(value)
     if isinstance(value, str):
