@@ -109,8 +109,9 @@ class Context(object):
             if self._runner is not None:
                 rc, out, err = self._runner(full, cwd)
             else:
+                # handle_exceptions=False: an exec failure must not fail_json from a worker thread
                 rc, out, err = self.module.run_command(full, cwd=cwd, environ_update=dict(COMMAND_ENV),
-                                                       check_rc=False)
+                                                       check_rc=False, handle_exceptions=False)
         except Exception as e:  # run_command may raise on exec failures in some versions
             return {'rc': None, 'stdout': '', 'stderr': '', 'error': '%s: %s' % (argv[0], e)}
         out = out or ''

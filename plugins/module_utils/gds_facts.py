@@ -158,9 +158,10 @@ def run_gdscheck(ctx):
         'use_compat_mode', 'iommu_enabled'))
     summary['nvme_driver'] = (parsed.get('drivers') or {}).get('NVMe')
     summary['gpus'] = parsed.get('gpus') or []
-    errors = parsed.get('errors') or {}
-    error = '; '.join(_errors_list('gdscheck -p', errors)) or None
-    return path, summary, error
+    problems = _errors_list('gdscheck -p', parsed.get('errors'))
+    if res['stderr'].strip():
+        problems.append('gdscheck -p stderr (rc=0): %s' % res['stderr'].strip()[:300])
+    return path, summary, '; '.join(problems) or None
 
 
 def derive_path(facts, effective, source):

@@ -72,9 +72,10 @@ def xfs_info(ctx, path, mount_point):
         geometry['log'] = {'internal': log.get('internal'), 'device': log.get('device'),
                            'bytes': log.get('bytes')}
     errors = parsed.get('errors') or {}
-    error = None
-    if errors:
-        error = 'xfs_info %s: %s' % (mount_point, '; '.join('%s: %s' % (k, errors[k]) for k in sorted(errors)))
+    problems = ['%s: %s' % (k, errors[k]) for k in sorted(errors)]
+    if res['stderr'].strip():
+        problems.append('stderr (rc=0): %s' % res['stderr'].strip()[:300])
+    error = 'xfs_info %s: %s' % (mount_point, '; '.join(problems)) if problems else None
     return geometry, error
 
 

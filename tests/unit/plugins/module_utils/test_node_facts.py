@@ -12,6 +12,7 @@ import os
 import pytest
 
 from checkpoint_io_fake_node import (
+    XFS_INFO_MD0,
     build_node,
     link,
     make_context,
@@ -507,16 +508,18 @@ def test_xfs_checkpoint_paths_select_mounts(node):
     ]
 
 
-@pytest.mark.parametrize('overrides, expected', [
-    ({'bins': {'xfs_info': None}}, 'xfs_info not found'),
-    ({'xfs_info': (1, '', 'xfs_info: /mnt/ckpt is not a mounted XFS filesystem')}, 'rc=1'),
+@pytest.mark.parametrize('overrides, expected, agcount', [
+    ({'bins': {'xfs_info': None}}, 'xfs_info not found', None),
+    ({'xfs_info': (1, '', 'xfs_info: /mnt/ckpt is not a mounted XFS filesystem')}, 'rc=1', None),
+    ({'xfs_info': (0, XFS_INFO_MD0, 'xfs_info: warning: odd')}, 'stderr (rc=0): xfs_info: warning: odd', 16),
+    ({'xfs_info': (0, XFS_INFO_MD0.split('naming')[0], '')}, 'section', 16),
 ])
-def test_xfs_info_problems_are_errors(node, overrides, expected):
+def test_xfs_info_problems_are_errors(node, overrides, expected, agcount):
     ctx = make_context(node, standard_runner(node, **overrides))
     section = xfs_facts.collect(ctx)
-    assert any(expected in e for e in section['errors'])
+    assert any(expected in e for e in section['errors']), section['errors']
     fs = section['filesystems'][0]
-    assert fs['agcount'] is None and fs['mount_sunit_bytes'] == 524288 and fs['md']['level'] == 'raid0'
+    assert fs['agcount'] == agcount and fs['mount_sunit_bytes'] == 524288 and fs['md']['level'] == 'raid0'
 
 
 # ----------------------------------------------------------------------------- gds
@@ -606,6 +609,8 @@ def test_gds_dma_with_gdscheck(node):
     assert section['gdscheck']['nvme_supported'] is True and section['gdscheck']['gds_version'] == '1.14.0.30'
     assert section['path'] == 'dma'
     assert 'gdscheck -p reports NVMe supported' in section['path_reason']
+    assert section['errors'] == []
+    assert section['gdscheck_path'] == '/usr/local/cuda/gds/tools/gdscheck'
 
 
 @pytest.mark.parametrize('nvme, path', [

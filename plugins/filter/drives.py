@@ -1,0 +1,28 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters over the collection's drive facts. Documentation: select_drives.yml beside this file."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import (
+    select_drives as _select_drives,
+)
+
+
+def select_drives(nvme_facts, selection, allow_mounted_by=None):
+    """``ansible_facts.checkpoint_io.nvme | ai_storage.checkpoint_io.select_drives(checkpoint_io_data_drives)``."""
+    try:
+        return _select_drives(nvme_facts, selection, allow_mounted_by=allow_mounted_by)
+    except ValueError as exc:
+        raise AnsibleFilterError('select_drives: %s' % exc)
+
+
+class FilterModule(object):
+    """The collection-wide data drive selection."""
+
+    def filters(self):
+        return {'select_drives': select_drives}

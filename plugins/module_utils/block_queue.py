@@ -1,0 +1,376 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Block queue tuning: read, validate, plan ordered writes, apply with read-back,
+and record the values found before the first change.
+
+Pure functions over plain dicts (:func:`validate`, :func:`plan`) plus small I/O
+helpers that take every path as an argument, so tests run on fake sysfs trees.
+
+Facts the logic is built on (Linux 6.1 - 6.12, block/blk-sysfs.c, blk-mq-tag.c,
+elevator.c):
+
+* Writing ``queue/scheduler`` RESETS ``nr_requests`` (to the tag-set depth for
+  ``none``, to 2 x min(depth, 128) for a scheduler). The scheduler is therefore
+  always written first and ``nr_requests`` rewritten after any scheduler switch.
+* With scheduler ``none``, ``nr_requests`` above the hardware tag depth
+  (``mq/<n>/nr_tags``; NVMe: nvme.io_queue_depth - 1) is EINVAL; with a
+  scheduler the maximum is 2048 (MAX_SCHED_RQ); below 4 (BLKDEV_MIN_RQ) the
+  kernel silently clamps to 4, so such values are refused here.
+* ``max_sectors_kb`` must be between the page size and ``max_hw_sectors_kb``.
+  It is written before ``read_ahead_kb`` because some kernels (6.10/6.11, where
+  committing queue limits recomputes the bdi read-ahead) reset read-ahead when
+  ``max_sectors_kb`` changes.
+* ``read_ahead_kb`` is stored in pages: a value that is not a multiple of the
+  page size in KiB reads back rounded down, so it is refused.
+* ``nomerges`` and ``rq_affinity`` take 0, 1 or 2; the kernel accepts 3 and
+  silently stores something else, so only 0-2 are allowed.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import datetime
+import errno
+import json
+import os
+import tempfile
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block_facts import (
+    module_params,
+    queue_facts,
+)
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import Context
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import (
+    exists,
+    isdir,
+    parse_scheduler,
+    read_int,
+    read_str,
+    realpath,
+)
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
+
+# Write order: scheduler before nr_requests (the switch resets nr_requests),
+# max_sectors_kb before read_ahead_kb (a limits commit may reset read-ahead).
+ORDER = ('scheduler', 'nr_requests', 'max_sectors_kb', 'read_ahead_kb', 'nomerges', 'rq_affinity')
+INT_KEYS = ORDER[1:]
+MIN_NR_REQUESTS = 4          # BLKDEV_MIN_RQ: smaller writes are clamped to 4
+MAX_SCHED_NR_REQUESTS = 2048  # MAX_SCHED_RQ: the limit with an I/O scheduler
+KNOWN_SCHEDULERS = ('none', 'mq-deadline', 'kyber', 'bfq')
+CHOICES = {'nomerges': (0, 1, 2), 'rq_affinity': (0, 1, 2)}
+RECORD_SCHEMA_VERSION = 1
+DEFAULT_PAGE_SIZE_KB = 4
+
+
+def page_size_kb():
+    try:
+        return max(1, os.sysconf('SC_PAGE_SIZE') // 1024)
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not Linux
+        return DEFAULT_PAGE_SIZE_KB
+
+
+def device_name(device, sysfs_root='/sys'):
+    """``/dev/nvme1n1``, ``nvme1n1`` or a /dev/disk/by-* link -> ``nvme1n1``.
+
+    Raises ValueError for anything that is not a plain kernel block device name.
+    """
+    if not isinstance(device, str) or not device.strip():
+        raise ValueError('device must be a block device name such as nvme1n1 or /dev/nvme1n1, got %r' % (device,))
+    device = device.strip()
+    if device.startswith('/dev/') and sysfs_root in ('/sys', '/sys/') and os.path.islink(device):
+        device = realpath(device) or device
+    name = device[len('/dev/'):] if device.startswith('/dev/') else device
+    if not name or '/' in name or name in ('.', '..'):
+        raise ValueError('device must be a block device name such as nvme1n1 or /dev/nvme1n1, got %r' % (device,))
+    return name
+
+
+def resolve_read_ahead(read_ahead):
+    """A size (1048576, "1M", "1MiB", "1024K") -> read_ahead_kb; ValueError naming the value otherwise."""
+    size = parse_size(read_ahead, 'read_ahead')
+    if size % 1024:
+        raise ValueError('read_ahead: %r is %d bytes, not a whole number of KiB (read_ahead_kb is in KiB)'
+                         % (read_ahead, size))
+    return size // 1024
+
+
+# --- reading -------------------------------------------------------------------------------
+def read_queue(sysfs_root, name):
+    """(current, limits) of /sys/block/<name>/queue, or raise ValueError when it has no queue."""
+    ctx = Context(sysfs_root=sysfs_root)
+    if not isdir(ctx.sys('block', name, 'queue')):
+        if exists(ctx.sys('class', 'block', name, 'partition')):
+            raise ValueError('%s is a partition: partitions share the queue of their disk; tune the whole disk'
+                             % name)
+        raise ValueError('%s has no request queue (%s missing): not a block device on this node'
+                         % (name, ctx.sys('block', name, 'queue')))
+    facts = queue_facts(ctx, name, module_params(ctx))
+    current = dict((key, facts.get(key)) for key in ORDER)
+    limits = {
+        'schedulers_available': facts.get('schedulers_available') or [],
+        'hw_tag_depth': facts.get('hw_tag_depth'),
+        'hw_tag_depth_source': facts.get('hw_tag_depth_source'),
+        'hw_contexts': facts.get('hw_contexts'),
+        'blk_mq': facts.get('hw_contexts') is not None,
+        'max_hw_sectors_kb': facts.get('max_hw_sectors_kb'),
+        'max_sched_nr_requests': MAX_SCHED_NR_REQUESTS,
+        'min_nr_requests': MIN_NR_REQUESTS,
+        'page_size_kb': page_size_kb(),
+    }
+    return current, limits
+
+
+def identity(sysfs_root, name):
+    """Stable identity of a block device: wwid, controller serial/model, nsid, and the record key."""
+    base = os.path.join(sysfs_root, 'block', name)
+    wwid = read_str(os.path.join(base, 'wwid')) or read_str(os.path.join(base, 'device', 'wwid')) or None
+    serial = read_str(os.path.join(base, 'device', 'serial')) or None
+    model = read_str(os.path.join(base, 'device', 'model')) or None
+    nsid = read_int(os.path.join(base, 'nsid'))
+    if wwid:
+        key = 'wwid:%s' % wwid
+    elif serial:
+        key = 'serial:%s/nsid:%s' % (serial, nsid)
+    else:
+        key = 'name:%s' % name
+    return {'name': name, 'wwid': wwid, 'serial': serial, 'model': model, 'nsid': nsid, 'key': key}
+
+
+# --- validation and plan -----------------------------------------------------------------------
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def validate(current, wanted, limits, name='device'):
+    """Every reason ``wanted`` cannot be written, as messages naming the value and the limit."""
+    errors = []
+    for key in sorted(wanted):
+        if key not in ORDER:
+            errors.append('%s: unknown queue attribute %r (known: %s)' % (name, key, ', '.join(ORDER)))
+    for key in INT_KEYS:
+        value = wanted.get(key)
+        if value is not None and not _is_int(value):
+            errors.append('%s: %s must be an integer, got %s %r' % (name, key, type(value).__name__, value))
+    scheduler = wanted.get('scheduler')
+    available = list(limits.get('schedulers_available') or [])
+    if scheduler is not None:
+        if not isinstance(scheduler, str):
+            errors.append('%s: scheduler must be a string, got %s %r' % (name, type(scheduler).__name__, scheduler))
+            scheduler = None
+        elif scheduler not in available and scheduler not in KNOWN_SCHEDULERS:
+            errors.append('%s: unknown scheduler %r; this device offers %s (and the kernel loads %s on demand)'
+                          % (name, scheduler, ', '.join(available) or 'none', ', '.join(KNOWN_SCHEDULERS)))
+            scheduler = None
+        elif not limits.get('blk_mq', True) and scheduler != 'none':
+            errors.append('%s: scheduler %r refused: the device is bio-based (no blk-mq hardware contexts, '
+                          'e.g. an md array or a multipath head) and has no scheduler of its own; tune its members'
+                          % (name, scheduler))
+    final_scheduler = scheduler if scheduler is not None else current.get('scheduler')
+
+    nr = wanted.get('nr_requests')
+    if _is_int(nr):
+        depth = limits.get('hw_tag_depth')
+        if nr < MIN_NR_REQUESTS:
+            errors.append('%s: nr_requests %d is below %d, the kernel minimum (the kernel would silently clamp it '
+                          'to %d)' % (name, nr, MIN_NR_REQUESTS, MIN_NR_REQUESTS))
+        elif not limits.get('blk_mq', True):
+            errors.append('%s: nr_requests refused: the device is bio-based (no blk-mq hardware contexts); '
+                          'tune its members' % name)
+        elif final_scheduler == 'none' or final_scheduler is None:
+            if depth is not None and nr > depth:
+                errors.append('%s: nr_requests %d is above the hardware tag depth %d (scheduler none; the kernel '
+                              'answers EINVAL). The tag depth follows the nvme module parameter io_queue_depth, '
+                              'which needs a reboot to change; or choose a scheduler (limit %d)'
+                              % (name, nr, depth, MAX_SCHED_NR_REQUESTS))
+        elif nr > MAX_SCHED_NR_REQUESTS:
+            errors.append('%s: nr_requests %d is above %d, the kernel maximum with scheduler %s (EINVAL)'
+                          % (name, nr, MAX_SCHED_NR_REQUESTS, final_scheduler))
+
+    msk = wanted.get('max_sectors_kb')
+    if _is_int(msk):
+        hw = limits.get('max_hw_sectors_kb')
+        page_kb = limits.get('page_size_kb') or DEFAULT_PAGE_SIZE_KB
+        if msk < page_kb:
+            errors.append('%s: max_sectors_kb %d is below the page size (%d KiB) (EINVAL)' % (name, msk, page_kb))
+        elif hw is not None and msk > hw:
+            errors.append('%s: max_sectors_kb %d is above max_hw_sectors_kb %d (EINVAL)' % (name, msk, hw))
+
+    ra = wanted.get('read_ahead_kb')
+    if _is_int(ra):
+        page_kb = limits.get('page_size_kb') or DEFAULT_PAGE_SIZE_KB
+        if ra < 0:
+            errors.append('%s: read_ahead_kb %d is negative' % (name, ra))
+        elif ra % page_kb:
+            errors.append('%s: read_ahead_kb %d is not a multiple of the page size (%d KiB): the kernel would keep '
+                          '%d' % (name, ra, page_kb, ra - ra % page_kb))
+
+    for key, choices in sorted(CHOICES.items()):
+        value = wanted.get(key)
+        if _is_int(value) and value not in choices:
+            errors.append('%s: %s %d is not one of %s' % (name, key, value, ', '.join(str(c) for c in choices)))
+    return errors
+
+
+def plan(current, wanted, limits, name='device'):
+    """Ordered writes that take ``current`` to ``wanted``, or the validation errors.
+
+    Returns {"errors", "writes": [{"attribute", "value", "reason"}], "before", "after",
+    "changed_keys", "warnings"}. ``before``/``after`` hold the managed keys only
+    (``after`` is the prediction). ``nr_requests`` is rewritten after a scheduler
+    switch even when it already has the wanted value, because the switch resets it.
+    """
+    wanted = dict((key, value) for key, value in (wanted or {}).items() if value is not None)
+    errors = validate(current, wanted, limits, name)
+    managed = [key for key in ORDER if key in wanted]
+    before = dict((key, current.get(key)) for key in managed)
+    result = {'errors': errors, 'writes': [], 'before': before, 'after': dict(before),
+              'changed_keys': [], 'warnings': []}
+    if errors:
+        return result
+    switch = 'scheduler' in wanted and wanted['scheduler'] != current.get('scheduler')
+    for key in managed:
+        value = wanted[key]
+        if current.get(key) != value:
+            reason = 'differs (%s -> %s)' % (current.get(key), value)
+        elif key == 'nr_requests' and switch:
+            reason = 'the scheduler switch resets nr_requests'
+        else:
+            continue
+        result['writes'].append({'attribute': key, 'value': value, 'reason': reason})
+        result['after'][key] = value
+    result['changed_keys'] = [key for key in managed if before[key] != wanted[key]]
+    if switch and 'nr_requests' not in wanted:
+        result['warnings'].append('%s: switching the scheduler %s -> %s resets nr_requests (now %s); set '
+                                  'nr_requests too to keep a known value'
+                                  % (name, current.get('scheduler'), wanted['scheduler'], current.get('nr_requests')))
+    return result
+
+
+# --- writing -----------------------------------------------------------------------------------
+def write_attr(path, value):
+    """Write one sysfs attribute; errors (EINVAL...) surface as OSError, never swallowed."""
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    try:
+        os.write(fd, ('%s\n' % value).encode('ascii'))
+    finally:
+        os.close(fd)
+
+
+def read_back(queue_dir, key):
+    path = os.path.join(queue_dir, key)
+    if key == 'scheduler':
+        return parse_scheduler(read_str(path))['active']
+    return read_int(path)
+
+
+def apply(queue_dir, writes, wanted, writer=None, reader=None):
+    """Perform ``writes`` in order, then read back every wanted key.
+
+    Returns {"done": [attributes written], "after": {key: read back}, "error": None or message}.
+    Stops at the first failed write (later writes may depend on it); a value the
+    kernel did not keep is an error naming what was written and what was read.
+    """
+    writer = writer or write_attr
+    reader = reader or read_back
+    wanted = dict((key, value) for key, value in (wanted or {}).items() if value is not None)
+    done = []
+    for item in writes:
+        path = os.path.join(queue_dir, item['attribute'])
+        try:
+            writer(path, item['value'])
+        except (IOError, OSError) as exc:
+            code = errno.errorcode.get(exc.errno, exc.errno) if getattr(exc, 'errno', None) else None
+            after = dict((key, reader(queue_dir, key)) for key in ORDER if key in wanted)
+            return {'done': done, 'after': after,
+                    'error': 'writing %s to %s failed: %s%s' % (item['value'], path, exc.strerror or exc,
+                                                                 ' (%s)' % code if code else '')}
+        done.append(item['attribute'])
+    after = dict((key, reader(queue_dir, key)) for key in ORDER if key in wanted)
+    mismatches = ['%s: wrote %s, the kernel kept %s' % (key, wanted[key], after[key])
+                  for key in ORDER if key in wanted and after[key] != wanted[key]]
+    return {'done': done, 'after': after, 'error': '; '.join(mismatches) if mismatches else None}
+
+
+# --- the record of original values -------------------------------------------------------------
+def empty_record():
+    return {'schema_version': RECORD_SCHEMA_VERSION, 'devices': {}}
+
+
+def load_record(path):
+    """The record file as a dict; an empty record when the file does not exist.
+
+    Raises ValueError when it exists but is not a record: a damaged record must
+    never be replaced silently (it holds the only copy of the original values).
+    """
+    try:
+        with open(path, 'r') as f:
+            text = f.read()
+    except (IOError, OSError) as exc:
+        if getattr(exc, 'errno', None) == errno.ENOENT:
+            return empty_record()
+        raise ValueError('cannot read the record file %s: %s' % (path, exc))
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ValueError('the record file %s is not valid JSON (%s); fix or move it aside' % (path, exc))
+    if not isinstance(data, dict) or not isinstance(data.get('devices'), dict):
+        raise ValueError('the record file %s has no "devices" mapping; fix or move it aside' % path)
+    return data
+
+
+def write_json_atomic(path, data, mode=0o644):
+    """Write JSON to ``path`` through a temporary file in the same directory and a rename."""
+    parent = os.path.dirname(path) or '.'
+    if not os.path.isdir(parent):
+        os.makedirs(parent, 0o755)
+    fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=parent)
+    try:
+        with os.fdopen(fd, 'w') as f:
+            json.dump(data, f, indent=2, sort_keys=True)
+            f.write('\n')
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.rename(tmp, path)
+    except Exception:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def record_originals(path, ident, values, now=None):
+    """Add the device's original values to the record unless it is already there.
+
+    Returns True when the entry was added now, False when it existed (an existing
+    entry is never overwritten: it holds the values found before the first change).
+    """
+    data = load_record(path)
+    if ident['key'] in data['devices']:
+        return False
+    now = now or datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+    data['devices'][ident['key']] = {
+        'device': ident['name'],
+        'wwid': ident.get('wwid'),
+        'serial': ident.get('serial'),
+        'model': ident.get('model'),
+        'nsid': ident.get('nsid'),
+        'recorded_at': now,
+        'values': dict((key, values.get(key)) for key in ORDER),
+    }
+    data['schema_version'] = RECORD_SCHEMA_VERSION
+    write_json_atomic(path, data)
+    return True
+
+
+def drop_record(path, key):
+    """Remove one device from the record; the file goes when no device is left. True when removed."""
+    data = load_record(path)
+    if key not in data['devices']:
+        return False
+    del data['devices'][key]
+    if data['devices']:
+        write_json_atomic(path, data)
+    else:
+        os.unlink(path)
+    return True

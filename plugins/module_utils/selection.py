@@ -1,0 +1,203 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The collection-wide data drive selection (``checkpoint_io_data_drives``).
+
+One pure function, :func:`select_drives`, shared by every role of the collection
+(through the ``ai_storage.checkpoint_io.select_drives`` filter): it matches the
+user's selectors against the ``nvme`` section of ``checkpoint_io_facts`` and
+splits the matches into drives that may be tuned and drives that are refused
+(the OS drive, drives mounted by someone else, drives held by md/dm).
+
+Standard library only; no Ansible import, so it runs on the controller (filter)
+and on the node (modules) alike.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import re
+
+SELECTOR_KEYS = ('serials', 'models', 'devices')
+VARIABLE = 'checkpoint_io_data_drives'
+
+
+_STR = (str,)
+
+
+def _as_list(value, key):
+    """A selector list: None -> [], a single string -> [string], else a list of non-empty strings."""
+    if value is None:
+        return []
+    if isinstance(value, _STR):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise ValueError('%s.%s must be a list of strings, got %s %r'
+                         % (VARIABLE, key, type(value).__name__, value))
+    result = []
+    for item in value:
+        if not isinstance(item, _STR) or not item.strip():
+            raise ValueError('%s.%s must hold non-empty strings, got %r' % (VARIABLE, key, item))
+        item = item.strip()
+        if item not in result:
+            result.append(item)
+    return result
+
+
+def normalize_selection(selection):
+    """Validate ``checkpoint_io_data_drives`` and return {serials, models, devices} (lists).
+
+    Raises ValueError naming the problem: not a dict, unknown keys, wrong types,
+    an invalid regex, or nothing selected at all.
+    """
+    if selection is None:
+        raise ValueError('%s is not set: select the data drives with serials, models (regexes) or '
+                         'devices, for example {"serials": ["S6XXNE0T000001"]}' % VARIABLE)
+    if not isinstance(selection, dict):
+        raise ValueError('%s must be a dict with serials, models and/or devices, got %s %r'
+                         % (VARIABLE, type(selection).__name__, selection))
+    unknown = sorted(str(key) for key in selection if key not in SELECTOR_KEYS)
+    if unknown:
+        raise ValueError('%s has unknown keys %s; allowed: %s'
+                         % (VARIABLE, ', '.join(unknown), ', '.join(SELECTOR_KEYS)))
+    result = dict((key, _as_list(selection.get(key), key)) for key in SELECTOR_KEYS)
+    for pattern in result['models']:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError('%s.models: %r is not a valid regular expression (%s)' % (VARIABLE, pattern, exc))
+    devices = []
+    for device in result['devices']:
+        path = device if device.startswith('/') else '/dev/' + device
+        if path not in devices:
+            devices.append(path)
+    result['devices'] = devices
+    if not any(result[key] for key in SELECTOR_KEYS):
+        raise ValueError('%s selects nothing: give at least one of serials, models (regexes) or devices'
+                         % VARIABLE)
+    return result
+
+
+def _allowed_mounts(allow_mounted_by):
+    if allow_mounted_by is None:
+        return []
+    if isinstance(allow_mounted_by, _STR):
+        allow_mounted_by = [allow_mounted_by]
+    if not isinstance(allow_mounted_by, (list, tuple)):
+        raise ValueError('allow_mounted_by must be a list of mount points, got %s %r'
+                         % (type(allow_mounted_by).__name__, allow_mounted_by))
+    result = []
+    for item in allow_mounted_by:
+        if not isinstance(item, _STR) or not item.startswith('/'):
+            raise ValueError('allow_mounted_by must hold absolute mount points, got %r' % (item,))
+        item = item.rstrip('/') or '/'
+        if item not in result:
+            result.append(item)
+    return result
+
+
+def refusal_reason(namespace, allowed_mounts=None):
+    """Why a namespace must not be tuned, or None.
+
+    Refused: the OS drive (/, /boot, /boot/efi, /efi or swap, directly or through md/dm),
+    a drive with holders (md, dm: tune what you own, not someone's stack), a drive used as
+    swap, and a drive mounted anywhere but at ``allowed_mounts``.
+    """
+    allowed = allowed_mounts or []
+    name = namespace.get('device') or namespace.get('name')
+    if namespace.get('is_os_drive'):
+        roles = ', '.join(namespace.get('os_roles') or []) or 'the operating system'
+        return '%s is the OS drive (holds %s)' % (name, roles)
+    holders = namespace.get('holders') or []
+    if holders:
+        return '%s has holders (%s): it is part of an md/dm stack; tune the stack\'s owner, not its members' % (
+            name, ', '.join(holders))
+    if namespace.get('swap'):
+        return '%s is used as swap' % name
+    foreign = [mp for mp in (namespace.get('mount_points') or []) if (mp.rstrip('/') or '/') not in allowed]
+    if foreign:
+        return '%s is mounted by someone else at %s' % (name, ', '.join(foreign))
+    return None
+
+
+def select_drives(nvme_facts, selection, allow_mounted_by=None):
+    """Match ``selection`` (checkpoint_io_data_drives) against ``nvme_facts``.
+
+    ``nvme_facts`` is ``ansible_facts.checkpoint_io.nvme`` (or the whole
+    ``ansible_facts.checkpoint_io`` dict). Selectors are a union: a namespace is
+    matched when any controller serial equals one of ``serials``, any controller
+    model matches one of the ``models`` regexes (re.search), or its device is in
+    ``devices`` (``/dev/nvme1n1`` or ``nvme1n1``).
+
+    Returns::
+
+        {"selected": [namespace dict + serial, serials, model, controller, matched_by, explicit],
+         "refused": [{"device", "name", "serial", "model", "wwid", "reason", "matched_by", "explicit"}],
+         "unmatched": ["serial DATA0009", "model ^FOO", "device /dev/nvme9n1"]}
+
+    ``explicit`` is true when the drive was named by serial or device (not only by a model regex).
+    Raises ValueError when the selection or the facts are not usable.
+    """
+    wanted = normalize_selection(selection)
+    allowed = _allowed_mounts(allow_mounted_by)
+    if isinstance(nvme_facts, dict) and 'nvme' in nvme_facts and 'namespaces' not in nvme_facts:
+        nvme_facts = nvme_facts['nvme']
+    if not isinstance(nvme_facts, dict) or not isinstance(nvme_facts.get('namespaces'), list):
+        raise ValueError('select_drives needs the nvme facts of checkpoint_io_facts (gather_subset nvme), '
+                         'got %s' % type(nvme_facts).__name__)
+    controllers = {}
+    for ctrl in nvme_facts.get('controllers') or []:
+        if isinstance(ctrl, dict) and ctrl.get('name'):
+            controllers[ctrl['name']] = ctrl
+    patterns = [(pattern, re.compile(pattern)) for pattern in wanted['models']]
+
+    hits = dict(('serial %s' % s, 0) for s in wanted['serials'])
+    hits.update(('model %s' % m, 0) for m in wanted['models'])
+    hits.update(('device %s' % d, 0) for d in wanted['devices'])
+
+    selected = []
+    refused = []
+    for namespace in nvme_facts['namespaces']:
+        if not isinstance(namespace, dict) or not namespace.get('name'):
+            continue
+        ctrls = [controllers.get(name) or {'name': name} for name in namespace.get('controllers') or []]
+        serials = [c.get('serial') for c in ctrls if c.get('serial')]
+        models = [c.get('model') for c in ctrls if c.get('model')]
+        device = namespace.get('device') or '/dev/' + namespace['name']
+        matched_by = []
+        for serial in wanted['serials']:
+            if serial in serials:
+                matched_by.append('serial %s' % serial)
+        for pattern, regex in patterns:
+            if any(regex.search(model) for model in models):
+                matched_by.append('model %s' % pattern)
+        if device in wanted['devices']:
+            matched_by.append('device %s' % device)
+        if not matched_by:
+            continue
+        for key in matched_by:
+            hits[key] += 1
+        explicit = any(not key.startswith('model ') for key in matched_by)
+        entry = {
+            'serial': serials[0] if serials else None,
+            'model': models[0] if models else None,
+            'matched_by': matched_by,
+            'explicit': explicit,
+        }
+        reason = refusal_reason(namespace, allowed)
+        if reason:
+            entry.update({'device': device, 'name': namespace['name'], 'wwid': namespace.get('wwid'),
+                          'reason': reason})
+            refused.append(entry)
+            continue
+        item = copy.deepcopy(namespace)
+        item.update(entry)
+        item['device'] = device
+        item['serials'] = serials
+        item['controller'] = ctrls[0]['name'] if ctrls else None
+        selected.append(item)
+    unmatched = [key for key in (['serial %s' % s for s in wanted['serials']]
+                                 + ['model %s' % m for m in wanted['models']]
+                                 + ['device %s' % d for d in wanted['devices']]) if not hits[key]]
+    return {'selected': selected, 'refused': refused, 'unmatched': unmatched}

@@ -1,0 +1,80 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The ai_storage.checkpoint_io.select_drives filter and its documentation sidecar."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import inspect
+import os
+
+import jinja2
+import pytest
+import yaml
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.filter import drives
+
+SIDECAR = os.path.join(os.path.dirname(os.path.abspath(drives.__file__)), 'select_drives.yml')
+
+FACTS = {
+    'controllers': [{'name': 'nvme0', 'serial': 'OS0001', 'model': 'QEMU NVMe Ctrl'},
+                    {'name': 'nvme1', 'serial': 'DATA0001', 'model': 'QEMU NVMe Ctrl'}],
+    'namespaces': [
+        {'name': 'nvme0n1', 'device': '/dev/nvme0n1', 'controllers': ['nvme0'], 'is_os_drive': True,
+         'os_roles': ['/'], 'holders': [], 'mount_points': [], 'swap': False, 'wwid': 'w0'},
+        {'name': 'nvme1n1', 'device': '/dev/nvme1n1', 'controllers': ['nvme1'], 'is_os_drive': False,
+         'os_roles': [], 'holders': [], 'mount_points': [], 'swap': False, 'wwid': 'w1'},
+    ],
+}
+
+
+def test_filter_is_registered_under_its_documented_name():
+    filters = drives.FilterModule().filters()
+    assert list(filters) == ['select_drives']
+    assert filters['select_drives'] is drives.select_drives
+
+
+def test_filter_in_a_template():
+    env = jinja2.Environment()
+    env.filters.update(drives.FilterModule().filters())
+    template = env.from_string(
+        "{{ (facts | select_drives(sel)).selected | map(attribute='device') | join(',') }}|"
+        "{{ (facts | select_drives(sel)).refused | map(attribute='reason') | join(',') }}")
+    out = template.render(facts=FACTS, sel={'serials': ['DATA0001', 'OS0001']})
+    assert out == '/dev/nvme1n1|/dev/nvme0n1 is the OS drive (holds /)'
+
+
+def test_allow_mounted_by_is_passed_through():
+    facts = {'controllers': FACTS['controllers'], 'namespaces': [dict(FACTS['namespaces'][1], mount_points=['/ck'])]}
+    assert drives.select_drives(facts, {'serials': ['DATA0001']})['selected'] == []
+    assert len(drives.select_drives(facts, {'serials': ['DATA0001']}, allow_mounted_by=['/ck'])['selected']) == 1
+
+
+@pytest.mark.parametrize('selection, fragment', [
+    ({}, 'selects nothing'),
+    (None, 'is not set'),
+    ({'serial': ['x']}, 'unknown keys serial'),
+])
+def test_bad_input_is_an_ansible_filter_error(selection, fragment):
+    with pytest.raises(AnsibleFilterError) as exc:
+        drives.select_drives(FACTS, selection)
+    assert str(exc.value).startswith('select_drives: ')
+    assert fragment in str(exc.value)
+
+
+def test_sidecar_documents_the_filter():
+    with open(SIDECAR) as f:
+        doc = yaml.safe_load(f)
+    assert set(doc) == {'DOCUMENTATION', 'EXAMPLES', 'RETURN'}
+    documentation = doc['DOCUMENTATION']
+    assert documentation['name'] == 'select_drives'
+    assert set(documentation['options']) == {'_input', 'selection', 'allow_mounted_by'}
+    assert set(documentation['options']['selection']['suboptions']) == {'serials', 'models', 'devices'}
+    params = list(inspect.signature(drives.select_drives).parameters)
+    assert params == ['nvme_facts', 'selection', 'allow_mounted_by']
+    assert 'ai_storage.checkpoint_io.select_drives' in doc['EXAMPLES']
+    yaml.safe_load(doc['EXAMPLES'])
+    assert set(doc['RETURN']['_value']['contains']) == {'selected', 'refused', 'unmatched'}

@@ -1,0 +1,199 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""select_drives: the collection-wide data drive selection."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+import pytest
+
+from checkpoint_io_fake_node import build_node, make_context, standard_runner
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import nvme_facts
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import (
+    normalize_selection,
+    refusal_reason,
+    select_drives,
+)
+
+
+def ns(name, ctrl, **kwargs):
+    entry = {'name': name, 'device': '/dev/' + name, 'controllers': [ctrl], 'paths': [], 'wwid': 'wwid-' + name,
+             'partitions': [], 'holders': [], 'mounted': False, 'mount_points': [], 'swap': False,
+             'is_os_drive': False, 'os_roles': [], 'in_use_reason': None}
+    entry.update(kwargs)
+    return entry
+
+
+def ctrl(name, serial, model='QEMU NVMe Ctrl'):
+    return {'name': name, 'serial': serial, 'model': model}
+
+
+FACTS = {
+    'controllers': [ctrl('nvme0', 'OS0001'), ctrl('nvme1', 'DATA0001'), ctrl('nvme2', 'DATA0002'),
+                    ctrl('nvme3', 'DATA0003', 'SAMSUNG MZQL27T6HBLA'), ctrl('nvme4', 'DATA0004'),
+                    ctrl('nvme5', 'DATA0005'), ctrl('nvme6', 'DATA0006')],
+    'namespaces': [
+        ns('nvme0n1', 'nvme0', partitions=['nvme0n1p1'], partitioned=True, is_os_drive=True, os_roles=['/'],
+           mount_points=[], in_use_reason='holds / (nvme0n1p1)'),
+        ns('nvme1n1', 'nvme1'),
+        ns('nvme2n1', 'nvme2'),
+        ns('nvme3n1', 'nvme3', holders=['md0'], in_use_reason='held by md0'),
+        ns('nvme4n1', 'nvme4', mounted=True, mount_points=['/srv/other'], in_use_reason='mounted at /srv/other'),
+        ns('nvme5n1', 'nvme5', mounted=True, mount_points=['/mnt/ckpt'], in_use_reason='mounted at /mnt/ckpt'),
+        ns('nvme6n1', 'nvme6', mounted=True, swap=True, in_use_reason='used as swap'),
+    ],
+    'errors': [],
+}
+
+
+def names(items):
+    return [item['name'] for item in items]
+
+
+def test_serials_select_data_drives_with_controller_serial_and_model():
+    result = select_drives(FACTS, {'serials': ['DATA0001', 'DATA0002']})
+    assert names(result['selected']) == ['nvme1n1', 'nvme2n1']
+    first = result['selected'][0]
+    assert first['serial'] == 'DATA0001' and first['model'] == 'QEMU NVMe Ctrl'
+    assert first['controller'] == 'nvme1' and first['serials'] == ['DATA0001']
+    assert first['matched_by'] == ['serial DATA0001'] and first['explicit'] is True
+    assert first['wwid'] == 'wwid-nvme1n1' and first['device'] == '/dev/nvme1n1'
+    assert result['refused'] == [] and result['unmatched'] == []
+
+
+def test_selectors_are_a_union_without_duplicates():
+    result = select_drives(FACTS, {'serials': ['DATA0001'], 'devices': ['/dev/nvme1n1', 'nvme2n1'],
+                                   'models': ['^QEMU']})
+    assert names(result['selected']) == ['nvme1n1', 'nvme2n1']
+    assert result['selected'][0]['matched_by'] == ['serial DATA0001', 'model ^QEMU', 'device /dev/nvme1n1']
+    assert result['unmatched'] == []
+
+
+def test_model_regexes_use_search():
+    result = select_drives(FACTS, {'models': ['MZQL2']})
+    assert names(result['selected']) == []
+    assert [r['device'] for r in result['refused']] == ['/dev/nvme3n1']
+
+
+@pytest.mark.parametrize('device, fragment', [
+    ('nvme0n1', '/dev/nvme0n1 is the OS drive (holds /)'),
+    ('nvme3n1', '/dev/nvme3n1 has holders (md0)'),
+    ('nvme4n1', '/dev/nvme4n1 is mounted by someone else at /srv/other'),
+    ('nvme6n1', '/dev/nvme6n1 is used as swap'),
+])
+def test_drives_in_use_are_refused_with_device_and_reason(device, fragment):
+    result = select_drives(FACTS, {'devices': [device]})
+    assert result['selected'] == []
+    refused = result['refused'][0]
+    assert fragment in refused['reason']
+    assert refused['device'] == '/dev/' + device and refused['explicit'] is True
+    assert refused['serial']
+
+
+def test_refusals_through_a_model_regex_are_not_explicit():
+    result = select_drives(FACTS, {'models': ['QEMU']})
+    assert names(result['selected']) == ['nvme1n1', 'nvme2n1']
+    assert [r['name'] for r in result['refused']] == ['nvme0n1', 'nvme4n1', 'nvme5n1', 'nvme6n1']
+    assert not any(r['explicit'] for r in result['refused'])
+
+
+def test_allow_mounted_by_keeps_the_collections_own_mount():
+    selection = {'serials': ['DATA0005', 'DATA0004']}
+    assert names(select_drives(FACTS, selection)['selected']) == []
+    result = select_drives(FACTS, selection, allow_mounted_by=['/mnt/ckpt/'])
+    assert names(result['selected']) == ['nvme5n1']
+    assert names(result['refused']) == ['nvme4n1']
+    assert names(select_drives(FACTS, selection, allow_mounted_by='/mnt/ckpt')['selected']) == ['nvme5n1']
+
+
+def test_the_os_drive_stays_refused_whatever_allow_mounted_by_says():
+    result = select_drives(FACTS, {'serials': ['OS0001']}, allow_mounted_by=['/'])
+    assert result['selected'] == [] and 'OS drive' in result['refused'][0]['reason']
+
+
+def test_unmatched_selectors_are_reported():
+    result = select_drives(FACTS, {'serials': ['DATA0001', 'NOPE'], 'models': ['^INTEL'],
+                                   'devices': ['/dev/nvme9n1']})
+    assert result['unmatched'] == ['serial NOPE', 'model ^INTEL', 'device /dev/nvme9n1']
+    assert names(result['selected']) == ['nvme1n1']
+
+
+def test_nothing_matched_is_an_empty_selection_not_an_error():
+    result = select_drives(FACTS, {'serials': ['NOPE']})
+    assert result == {'selected': [], 'refused': [], 'unmatched': ['serial NOPE']}
+
+
+def test_the_whole_checkpoint_io_dict_is_accepted():
+    result = select_drives({'nvme': FACTS, 'block': {}}, {'serials': ['DATA0002']})
+    assert names(result['selected']) == ['nvme2n1']
+
+
+def test_facts_are_not_modified():
+    facts = copy.deepcopy(FACTS)
+    result = select_drives(facts, {'serials': ['DATA0001']})
+    result['selected'][0]['holders'].append('x')
+    assert facts == FACTS
+
+
+def test_a_single_string_selector_is_a_list_of_one():
+    assert normalize_selection({'serials': 'DATA0001'}) == {'serials': ['DATA0001'], 'models': [], 'devices': []}
+
+
+@pytest.mark.parametrize('selection, fragment', [
+    (None, 'checkpoint_io_data_drives is not set'),
+    ({}, 'selects nothing'),
+    ({'serials': [], 'models': None}, 'selects nothing'),
+    (['DATA0001'], 'must be a dict'),
+    ('DATA0001', 'must be a dict'),
+    ({'serial': ['DATA0001']}, 'unknown keys serial'),
+    ({'serials': 'DATA0001', 'wwids': []}, 'unknown keys wwids'),
+    ({'serials': 12}, 'serials must be a list of strings'),
+    ({'serials': [12]}, 'must hold non-empty strings'),
+    ({'devices': ['']}, 'must hold non-empty strings'),
+    ({'models': ['[unclosed']}, "'[unclosed' is not a valid regular expression"),
+])
+def test_bad_selections_are_refused_with_a_clear_message(selection, fragment):
+    with pytest.raises(ValueError) as exc:
+        select_drives(FACTS, selection)
+    assert fragment in str(exc.value)
+
+
+@pytest.mark.parametrize('facts', [None, [], {'controllers': []}, 'nvme'])
+def test_facts_without_namespaces_are_refused(facts):
+    with pytest.raises(ValueError, match='needs the nvme facts'):
+        select_drives(facts, {'serials': ['DATA0001']})
+
+
+@pytest.mark.parametrize('allowed', [['relative'], [3], 5])
+def test_bad_allow_mounted_by_is_refused(allowed):
+    with pytest.raises(ValueError, match='allow_mounted_by'):
+        select_drives(FACTS, {'serials': ['DATA0001']}, allow_mounted_by=allowed)
+
+
+def test_refusal_reason_of_a_free_drive_is_none():
+    assert refusal_reason(ns('nvme1n1', 'nvme1')) is None
+    # partitions alone do not make a drive "in use" for queue tuning
+    assert refusal_reason(ns('nvme1n1', 'nvme1', partitions=['nvme1n1p1'])) is None
+
+
+def test_on_the_facts_of_the_fake_node(tmp_path):
+    """End to end with the real facts collector: OS drive, md member and multipath head."""
+    node = build_node(tmp_path)
+    ctx = make_context(node, standard_runner(node))
+    inv = nvme_facts.NvmeInventory(ctx, use_nvme_cli=False)
+    facts = nvme_facts.collect(ctx, inv)
+    result = select_drives(facts, {'serials': ['OS0001', 'DATA0001', 'DATA0002', 'DATA0003', 'NOPE']})
+    assert names(result['selected']) == ['nvme1n1', 'nvme2n1']
+    assert [r['serial'] for r in result['selected']] == ['DATA0001', 'DATA0002']
+    refused = dict((r['name'], r['reason']) for r in result['refused'])
+    assert set(refused) == {'nvme0n1', 'nvme3n1'}
+    assert 'OS drive' in refused['nvme0n1']
+    assert 'md0' in refused['nvme3n1']
+    assert result['unmatched'] == ['serial NOPE']
+    # the md0 member is acceptable neither through /mnt/ckpt: holders always refuse
+    again = select_drives(facts, {'serials': ['DATA0003']}, allow_mounted_by=['/mnt/ckpt'])
+    assert again['selected'] == []
