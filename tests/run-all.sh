@@ -26,6 +26,13 @@ step install tests/build_install.sh
 for scenario in ${MOLECULE_SCENARIOS:-$(ls molecule)}; do
   step "molecule-$scenario" molecule test -s "$scenario"
 done
+# No lab node may outlive its scenario, passed or failed (zombies are dead already).
+no_leftover_qemu() {
+  local left
+  left=$(ps -eo pid=,stat=,args= | awk '$2 !~ /^Z/ && $3 ~ /qemu-system-x86_64/ && /-name/')
+  [ -z "$left" ] || { echo "lab nodes still running:"; echo "$left"; return 1; }
+}
+step no-leftover-qemu no_leftover_qemu
 [ "$failed" = 0 ] || echo "failed steps: ${failures[*]}"
 echo "steps: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -92,6 +92,20 @@ class NvmeInventory(object):
         with ThreadPoolExecutor(max_workers=workers) as pool:
             list(pool.map(one, self.controllers))
 
+    def per_controller(self, facts_of, logs):
+        """``[facts_of(ctrl)]`` for every controller, and the section's errors: the nvme-cli note plus
+        the failures of the given logs."""
+        errors = []
+        note = self.cli_note()
+        if note:
+            errors.append(note)
+        items = []
+        for ctrl in self.controllers:
+            items.append(facts_of(ctrl))
+            for log in logs:
+                errors.extend(self.error(ctrl, log))
+        return items, errors
+
     def _key_lock(self, key):
         with self._lock:
             return self._key_locks.setdefault(key, threading.Lock())
@@ -308,15 +322,8 @@ def cli_version(ctx, path):
 
 def collect(ctx, inv):
     """The ``nvme`` section."""
-    errors = []
-    note = inv.cli_note()
-    if note:
-        errors.append(note)
-    controllers = []
-    for ctrl in inv.controllers:
-        controllers.append(controller_facts(ctx, inv, ctrl))
-        for log in ('id-ctrl', 'num-queues'):
-            errors.extend(inv.error(ctrl, log))
+    controllers, errors = inv.per_controller(lambda ctrl: controller_facts(ctx, inv, ctrl),
+                                             ('id-ctrl', 'num-queues'))
     namespaces = [namespace_facts(ctx, inv, name) for name in inv.namespace_names()]
     return {
         'nvme_cli': {'path': inv.cli_path, 'version': cli_version(ctx, inv.cli_path)},

@@ -155,15 +155,8 @@ def controller_thermal(ctx, inv, ctrl):
 
 def collect(ctx, inv):
     """The ``thermal`` section: one entry per controller."""
-    errors = []
-    note = inv.cli_note()
-    if note:
-        errors.append(note)
-    controllers = []
-    for ctrl in inv.controllers:
-        controllers.append(controller_thermal(ctx, inv, ctrl))
-        for log in ('smart-log', 'id-ctrl'):
-            errors.extend(inv.error(ctrl, log))
+    controllers, errors = inv.per_controller(lambda ctrl: controller_thermal(ctx, inv, ctrl),
+                                             ('smart-log', 'id-ctrl'))
     return {
         'controllers': controllers,
         'throttled_controllers': [c['name'] for c in controllers if c['throttled']],

@@ -13,11 +13,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import os
 
 import pytest
 
-from conftest import FIXTURES
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import (
     DIRECTION_KEYS,
@@ -26,14 +24,16 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio impor
     JOB_KEYS,
     parse_fio_json,
 )
+from helpers import fixture as _fixture
+
+
+def fixture(name):
+    return _fixture('fio', name)
+
 
 REAL_RUN = "fio-3.33_iouring_write_qd16_psync_randread.json"
 ERROR_RUN = "fio-3.33_job_error_with_preamble.txt"
 
-
-def fixture(name):
-    with open(os.path.join(FIXTURES, "fio", name)) as handle:
-        return handle.read()
 
 
 def test_parse_fio_json_real_run():

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from conftest import FIXTURES, REAL_WORLD
+from conftest import REAL_WORLD
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import (
     CUFILE_DEFAULTS,
@@ -24,16 +24,14 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds impor
     parse_gdscheck,
     parse_nvidia_fs_stats,
 )
+from helpers import fixture as _fixture, subset
 
 
 def fixture(name):
-    with open(os.path.join(FIXTURES, "gds", name)) as handle:
-        return handle.read()
+    return _fixture('gds', name)
 
 
-def subset(actual, expected):
-    for key, value in expected.items():
-        assert actual[key] == value, "%s: %r != %r" % (key, actual[key], value)
+
 
 
 # ---------------------------------------------------------------- gdscheck -p

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import FIXTURES, REAL_WORLD
+from conftest import REAL_WORLD
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme_cli import (
     ID_CTRL_KEYS,
@@ -27,6 +27,12 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme_cli 
     parse_smart_log,
     parse_smartctl_json,
 )
+from helpers import fixture as _fixture, subset
+
+
+def fixture(name):
+    return _fixture('nvme_cli', name)
+
 
 NO_WARNINGS = {
     "available_spare": False, "temperature_threshold": False, "reliability_degraded": False,
@@ -38,15 +44,6 @@ BAD_INPUTS = [
 ]
 
 
-def fixture(name):
-    with open(os.path.join(FIXTURES, "nvme_cli", name)) as handle:
-        return handle.read()
-
-
-def subset(actual, expected):
-    """Assert every key of ``expected`` has that value in ``actual``."""
-    for key, value in expected.items():
-        assert actual[key] == value, "%s: %r != %r" % (key, actual[key], value)
 
 
 # ---------------------------------------------------------------- nvme list

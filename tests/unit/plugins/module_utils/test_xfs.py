@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from conftest import FIXTURES, REAL_WORLD
+from conftest import REAL_WORLD
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import (
     LOG_KEYS,
@@ -21,19 +21,17 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs impor
     parse_mount_options,
     parse_xfs_info,
 )
+from helpers import fixture as _fixture, subset
+
+
+def fixture(name):
+    return _fixture('xfs', name)
+
 
 KIB = 1024
 MIB = 1024 * KIB
 
 
-def fixture(name):
-    with open(os.path.join(FIXTURES, "xfs", name)) as handle:
-        return handle.read()
-
-
-def subset(actual, expected):
-    for key, value in expected.items():
-        assert actual[key] == value, "%s: %r != %r" % (key, actual[key], value)
 
 
 XFS_CASES = [
