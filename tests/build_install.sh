@@ -8,12 +8,18 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 ansible-galaxy collection build --output-path "$work" "$root" >/dev/null
 ansible-galaxy collection install --offline --no-deps -p "$work/collections" "$work"/ai_storage-checkpoint_io-*.tar.gz
-export ANSIBLE_COLLECTIONS_PATH="$work/collections" ANSIBLE_CONFIG=/dev/null
+printf '[defaults]\n' > "$work/ansible.cfg"  # not the checkout's: it resolves the checkout itself
+export ANSIBLE_COLLECTIONS_PATH="$work/collections" ANSIBLE_CONFIG="$work/ansible.cfg"
 test -f "$work/collections/ansible_collections/ai_storage/checkpoint_io/playbooks/tune_checkpoint_nodes.yml"
 for path in "$root"/plugins/modules/*.py; do
-  module=$(basename "$path" .py)
-  ansible-doc -t module "ai_storage.checkpoint_io.$module" | grep -q '^RETURN VALUES' \
-    || { echo "ansible-doc shows no RETURN for $module"; exit 1; }
+  module="ai_storage.checkpoint_io.$(basename "$path" .py)"
+  ansible-doc -j -t module "$module" | python3 -c '
+import json, sys
+doc = json.load(sys.stdin)[sys.argv[1]]
+assert doc.get("return"), "ansible-doc shows no RETURN for " + sys.argv[1]
+assert doc.get("examples"), "ansible-doc shows no EXAMPLES for " + sys.argv[1]
+print("%s: %d options, %d return keys" % (sys.argv[1], len(doc["doc"].get("options") or {}), len(doc["return"])))
+' "$module"
 done
 ansible-playbook --syntax-check -i localhost, ai_storage.checkpoint_io.tune_checkpoint_nodes
 # nothing of the lab or the test bed is in the artifact

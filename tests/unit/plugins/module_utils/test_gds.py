@@ -31,9 +31,6 @@ def fixture(name):
     return _fixture('gds', name)
 
 
-
-
-
 # ---------------------------------------------------------------- gdscheck -p
 GDSCHECK_CASES = [
     ("gdscheck_p_v1.13_nvme_supported.txt", {
