@@ -35,7 +35,6 @@ REAL_RUN = "fio-3.33_iouring_write_qd16_psync_randread.json"
 ERROR_RUN = "fio-3.33_job_error_with_preamble.txt"
 
 
-
 def test_parse_fio_json_real_run():
     result = parse_fio_json(fixture(REAL_RUN))
     assert sorted(result) == sorted(FIO_KEYS + ("errors",))

@@ -44,8 +44,6 @@ BAD_INPUTS = [
 ]
 
 
-
-
 # ---------------------------------------------------------------- nvme list
 LIST_CASES = [
     # (fixture, layout, device count, index, expected subset)

@@ -32,8 +32,6 @@ KIB = 1024
 MIB = 1024 * KIB
 
 
-
-
 XFS_CASES = [
     ("xfs_info_md_raid0_8x_512k.txt", {
         "device": "/dev/md0", "isize": 512, "agcount": 64, "agsize_blocks": 60030976,
