@@ -282,9 +282,10 @@ def apply(queue_dir, writes, wanted, writer=None, reader=None):
         except (IOError, OSError) as exc:
             code = errno.errorcode.get(exc.errno, exc.errno) if getattr(exc, 'errno', None) else None
             after = dict((key, reader(queue_dir, key)) for key in ORDER if key in wanted)
-            return {'done': done, 'after': after,
-                    'error': 'writing %s to %s failed: %s%s' % (item['value'], path, exc.strerror or exc,
-                                                                 ' (%s)' % code if code else '')}
+            message = 'writing %s to %s failed: %s' % (item['value'], path, exc.strerror or exc)
+            if code:
+                message += ' (%s)' % code
+            return {'done': done, 'after': after, 'error': message}
         done.append(item['attribute'])
     after = dict((key, reader(queue_dir, key)) for key in ORDER if key in wanted)
     mismatches = ['%s: wrote %s, the kernel kept %s' % (key, wanted[key], after[key])

@@ -97,19 +97,37 @@ def _allowed_mounts(allow_mounted_by):
     return result
 
 
-def refusal_reason(namespace, allowed_mounts=None):
+def _allowed_holders(allow_held_by):
+    if allow_held_by is None:
+        return []
+    if isinstance(allow_held_by, _STR):
+        allow_held_by = [allow_held_by]
+    if not isinstance(allow_held_by, (list, tuple)):
+        raise ValueError('allow_held_by must be a list of kernel device names, got %s %r'
+                         % (type(allow_held_by).__name__, allow_held_by))
+    result = []
+    for item in allow_held_by:
+        if not isinstance(item, _STR) or not item.strip() or '/' in item.strip():
+            raise ValueError('allow_held_by must hold kernel device names such as md127, got %r' % (item,))
+        if item.strip() not in result:
+            result.append(item.strip())
+    return result
+
+
+def refusal_reason(namespace, allowed_mounts=None, allowed_holders=None):
     """Why a namespace must not be tuned, or None.
 
     Refused: the OS drive (/, /boot, /boot/efi, /efi or swap, directly or through md/dm),
-    a drive with holders (md, dm: tune what you own, not someone's stack), a drive used as
-    swap, and a drive mounted anywhere but at ``allowed_mounts``.
+    a drive with holders (md, dm: tune what you own, not someone's stack) other than
+    ``allowed_holders``, a drive used as swap, and a drive mounted anywhere but at
+    ``allowed_mounts``.
     """
     allowed = allowed_mounts or []
     name = namespace.get('device') or namespace.get('name')
     if namespace.get('is_os_drive'):
         roles = ', '.join(namespace.get('os_roles') or []) or 'the operating system'
         return '%s is the OS drive (holds %s)' % (name, roles)
-    holders = namespace.get('holders') or []
+    holders = [h for h in namespace.get('holders') or [] if h not in (allowed_holders or [])]
     if holders:
         return '%s has holders (%s): it is part of an md/dm stack; tune the stack\'s owner, not its members' % (
             name, ', '.join(holders))
@@ -121,7 +139,7 @@ def refusal_reason(namespace, allowed_mounts=None):
     return None
 
 
-def select_drives(nvme_facts, selection, allow_mounted_by=None):
+def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=None):
     """Match ``selection`` (checkpoint_io_data_drives) against ``nvme_facts``.
 
     ``nvme_facts`` is ``ansible_facts.checkpoint_io.nvme`` (or the whole
@@ -137,10 +155,13 @@ def select_drives(nvme_facts, selection, allow_mounted_by=None):
          "unmatched": ["serial DATA0009", "model ^FOO", "device /dev/nvme9n1"]}
 
     ``explicit`` is true when the drive was named by serial or device (not only by a model regex).
+    ``allow_held_by``: kernel names of holders that belong to the caller (the md array a role made
+    on an earlier run, such as ``md127``); a drive held only by them is still selected.
     Raises ValueError when the selection or the facts are not usable.
     """
     wanted = normalize_selection(selection)
     allowed = _allowed_mounts(allow_mounted_by)
+    allowed_holders = _allowed_holders(allow_held_by)
     if isinstance(nvme_facts, dict) and 'nvme' in nvme_facts and 'namespaces' not in nvme_facts:
         nvme_facts = nvme_facts['nvme']
     if not isinstance(nvme_facts, dict) or not isinstance(nvme_facts.get('namespaces'), list):
@@ -185,7 +206,7 @@ def select_drives(nvme_facts, selection, allow_mounted_by=None):
             'matched_by': matched_by,
             'explicit': explicit,
         }
-        reason = refusal_reason(namespace, allowed)
+        reason = refusal_reason(namespace, allowed, allowed_holders)
         if reason:
             entry.update({'device': device, 'name': namespace['name'], 'wwid': namespace.get('wwid'),
                           'reason': reason})

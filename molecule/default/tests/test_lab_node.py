@@ -23,3 +23,18 @@ def test_data_drive_queues_are_readable(by_serial):
             assert "[" in queue["scheduler"], ns
             assert int(queue["nr_requests"]) >= 4, ns
             assert int(queue["max_sectors_kb"]) <= int(queue["max_hw_sectors_kb"]), ns
+
+
+def test_playbook_tuned_only_the_data_drives(host, by_serial):
+    """block_layer's defaults (scheduler none, read-ahead 1M) on the data drives; the OS drive untouched."""
+    for serial in DATA_SERIALS:
+        for ns, info in by_serial[serial][1]["namespaces"].items():
+            assert info["queue"]["read_ahead_kb"] == "1024", ns
+            assert "[none]" in info["queue"]["scheduler"], ns
+    for ns, info in by_serial[OS_SERIAL][1]["namespaces"].items():
+        assert info["queue"]["read_ahead_kb"] == "128", ns
+    profile = host.file("/etc/ai_storage_checkpoint_io/engine_profile.json")
+    assert profile.exists
+    for serial in DATA_SERIALS:
+        assert serial in profile.content_string
+    assert OS_SERIAL not in profile.content_string

@@ -174,6 +174,32 @@ def test_bad_allow_mounted_by_is_refused(allowed):
         select_drives(FACTS, {'serials': ['DATA0001']}, allow_mounted_by=allowed)
 
 
+def test_allow_held_by_keeps_the_callers_own_md_array():
+    """The xfs role selects the members of the md array it made on an earlier run (idempotent re-runs)."""
+    selection = {'serials': ['DATA0003']}
+    assert names(select_drives(FACTS, selection)['refused']) == ['nvme3n1']
+    result = select_drives(FACTS, selection, allow_held_by=['md0'])
+    assert names(result['selected']) == ['nvme3n1'] and result['refused'] == []
+    assert names(select_drives(FACTS, selection, allow_held_by='md0')['selected']) == ['nvme3n1']
+    other = select_drives(FACTS, selection, allow_held_by=['md127'])
+    assert names(other['selected']) == [] and 'holders (md0)' in other['refused'][0]['reason']
+
+
+def test_allow_held_by_only_forgives_the_named_holders():
+    facts = copy.deepcopy(FACTS)
+    facts['namespaces'][3]['holders'] = ['md0', 'dm-3']
+    result = select_drives(facts, {'serials': ['DATA0003']}, allow_held_by=['md0'])
+    assert names(result['selected']) == [] and 'holders (dm-3)' in result['refused'][0]['reason']
+    os_drive = select_drives(FACTS, {'serials': ['OS0001']}, allow_held_by=['md0'], allow_mounted_by=['/'])
+    assert os_drive['selected'] == []
+
+
+@pytest.mark.parametrize('allowed', [['/dev/md0'], [3], [''], 5])
+def test_bad_allow_held_by_is_refused(allowed):
+    with pytest.raises(ValueError, match='allow_held_by'):
+        select_drives(FACTS, {'serials': ['DATA0001']}, allow_held_by=allowed)
+
+
 def test_refusal_reason_of_a_free_drive_is_none():
     assert refusal_reason(ns('nvme1n1', 'nvme1')) is None
     # partitions alone do not make a drive "in use" for queue tuning

@@ -1,0 +1,104 @@
+"""Refusals and revert, driven from the controller with ansible-playbook against the scenario's inventory.
+
+The tests run in file order and build on each other: bad input refused with nothing changed -> revert (unmount,
+fstab line gone, array stopped, data kept) -> revert again changes nothing -> present brings the same volume
+back -> revert -> a filesystem made on a member is refused, naming the device and the signature -> revert with
+force erases only the role's own signatures.
+"""
+import json
+
+from xfs_node import (
+    CHECKPOINT_DIR,
+    MOUNT_POINT,
+    fstab_lines,
+    mount_entry,
+    playbook,
+    read_node,
+)
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import parse_mdstat
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs_plan import parse_wipefs_json
+
+
+def snapshot(state):
+    """What a refused run must leave exactly as it was."""
+    return {key: state[key] for key in ("mdstat", "mounts", "fstab", "mdadm_conf", "record", "md_kernel")}
+
+
+def signatures(state):
+    by_device = {}
+    for sig in parse_wipefs_json(state["wipefs"]["stdout"]):
+        by_device.setdefault(sig["device"], []).append(sig["type"])
+    return by_device
+
+
+def test_bad_input_is_refused_before_any_change(host):
+    before = read_node(host)
+    member = "/dev/" + before["drives"]["DATA0002"]["name"]
+    rc, out, dummy = playbook("xfs_chunk=1X", "xfs_agcount=0", "xfs_mount_point=mnt/ckpt",
+                              "xfs_log_device=" + member)
+    assert rc != 0
+    assert "xfs_chunk: '1X' is not a size" in out
+    assert "xfs_agcount: 0 is below the minimum 2 (mkfs.xfs needs at least two superblocks)" in out
+    assert "xfs_mount_point: 'mnt/ckpt' is not an absolute path" in out
+    assert "xfs_log_device: %s is one of the volume's members" % member in out
+    assert "nothing was changed" in out
+    rc, out, dummy = playbook("xfs_raid_level=raid5")
+    assert rc != 0 and "xfs_raid_level must be one of: raid0, got: raid5" in out
+    assert snapshot(read_node(host)) == snapshot(before)
+
+
+def test_revert_unmounts_and_removes_the_fstab_entry(host):
+    rc, out, changed = playbook("xfs_state=absent")
+    assert rc == 0 and changed and changed > 0
+    state = read_node(host)
+    assert mount_entry(state) is None
+    assert fstab_lines(state) == []
+    assert state["md_kernel"] is None and parse_mdstat(state["mdstat"]) == {}
+    assert "ARRAY /dev/md/ckpt" not in state["mdadm_conf"]
+    record = json.loads(state["record"])
+    assert record["state"] == "reverted"  # kept: the data is still on the drives
+    # without xfs_force the role's md superblocks stay on both members
+    assert sorted(signatures(state).values()) == [["linux_raid_member"], ["linux_raid_member"]]
+
+
+def test_a_second_revert_changes_nothing(host):
+    rc, out, changed = playbook("xfs_state=absent")
+    assert rc == 0 and changed == 0, out[-3000:]
+
+
+def test_present_after_a_revert_brings_the_same_volume_back(host):
+    rc, out, changed = playbook()
+    assert rc == 0 and changed and changed > 0
+    state = read_node(host)
+    assert mount_entry(state) is not None and len(fstab_lines(state)) == 1
+    marker = host.run("cat %s/marker" % CHECKPOINT_DIR)
+    assert marker.rc == 0 and marker.stdout.strip() == "step-100", "the data did not survive the revert"
+
+
+def test_a_drive_with_a_filesystem_is_refused_naming_device_and_signature(host):
+    rc, out, dummy = playbook("xfs_state=absent")
+    assert rc == 0
+    state = read_node(host)
+    device = "/dev/" + state["drives"]["DATA0001"]["name"]
+    made = host.run("mkfs.ext4 -q -F %s" % device)
+    assert made.rc == 0, made.stderr
+    before = read_node(host)
+    rc, out, dummy = playbook()
+    assert rc != 0
+    assert "Refusing to build the checkpoint volume on node1: %s (DATA0001) carries ext4 signature" % device in out
+    assert "Nothing was changed. Set xfs_force: true" in out
+    after = read_node(host)
+    assert snapshot(after) == snapshot(before)
+    assert mount_entry(after) is None and after["md_kernel"] is None
+
+
+def test_revert_with_force_erases_only_the_roles_signatures(host):
+    rc, out, changed = playbook("xfs_state=absent", "xfs_force=true")
+    assert rc == 0 and changed and changed > 0
+    state = read_node(host)
+    found = signatures(state)
+    data1 = state["drives"]["DATA0001"]["name"]
+    assert found == {data1: ["ext4"]}, found  # the foreign ext4 stays, the role's md superblock is gone
+    assert state["record"] is None
+    assert mount_entry(state, MOUNT_POINT) is None and fstab_lines(state) == []

@@ -1,0 +1,113 @@
+"""Helpers of the xfs scenario: the node's real state in ONE ssh round trip, and ansible-playbook runs.
+
+Every SSH round trip to a TCG guest costs about a second, so `read_node` gathers everything the tests compare
+(/proc/mdstat, xfs_info, /proc/mounts, fstab, mdadm.conf, the record, wipefs, ownership) in one shell command
+and returns it as JSON. The raw outputs are parsed with the collection's own parsers (module_utils/xfs.py).
+"""
+import json
+import os
+import subprocess
+import sys
+
+SCENARIO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROJECT = os.path.dirname(os.path.dirname(SCENARIO))
+sys.path.insert(0, os.path.join(PROJECT, "collections"))
+
+DATA_SERIALS = ("DATA0001", "DATA0002")
+MOUNT_POINT = "/mnt/checkpoints"
+CHECKPOINT_DIR = "/mnt/checkpoints/runs"
+RECORD = "/var/lib/ai_storage_checkpoint_io/xfs.json"
+
+READ_NODE = r"""
+python3 - <<'PY'
+import glob, grp, json, os, pwd, subprocess
+
+def read(path):
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+def run(*argv):
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    return {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
+
+drives = {}
+for base in sorted(glob.glob("/sys/class/nvme/nvme*")):
+    serial = (read(base + "/serial") or "").strip()
+    for ns in sorted(glob.glob(base + "/" + os.path.basename(base) + "n*")):
+        name = os.path.basename(ns)
+        drives[serial] = {"name": name, "queue_count": int(read(base + "/queue_count")),
+                          "size": int(read("/sys/block/%s/size" % name)) * 512,
+                          "holders": sorted(os.listdir("/sys/block/%s/holders" % name))}
+# the array holding the first data drive, whatever name the boot gave it (/dev/md/ckpt, /dev/md/<host>:ckpt)
+holders = [h for d in drives.values() for h in d["holders"] if h.startswith("md")]
+md_kernel = holders[0] if holders else None
+md_dev = "/dev/" + md_kernel if md_kernel else None
+out = {
+    "boot_id": (read("/proc/sys/kernel/random/boot_id") or "").strip(),
+    "boot_id_before_reboot": (read("/var/tmp/xfs-molecule-boot-id") or "").strip() or None,
+    "drives": drives, "md_kernel": md_kernel,
+    "md_size": int(read("/sys/block/%s/size" % md_kernel)) * 512 if md_kernel else None,
+    "mdstat": read("/proc/mdstat"), "mounts": read("/proc/mounts"), "fstab": read("/etc/fstab"),
+    "mdadm_conf": read("/etc/mdadm/mdadm.conf"), "record": read(@RECORD@),
+    "xfs_info": run("xfs_info", @MOUNT@) if os.path.ismount(@MOUNT@) else None,
+    "mdadm_detail": run("mdadm", "--detail", "--export", md_dev) if md_kernel else None,
+    "blkid": run("blkid", "-p", "-o", "export", md_dev) if md_kernel else None,
+    "md_links": sorted(os.listdir("/dev/md")) if os.path.isdir("/dev/md") else [],
+    "wipefs": run("wipefs", "--no-act", "--json", "--output", "DEVICE,OFFSET,TYPE,UUID,LABEL,USAGE",
+                  *["/dev/" + d["name"] for d in drives.values()]),
+    "dir": None,
+}
+if os.path.isdir(@DIR@):
+    st = os.stat(@DIR@)
+    out["dir"] = {"owner": pwd.getpwuid(st.st_uid).pw_name, "group": grp.getgrgid(st.st_gid).gr_name,
+                  "mode": "%04o" % (st.st_mode & 0o7777), "device": os.major(st.st_dev)}
+print(json.dumps(out))
+PY
+""".replace("@RECORD@", repr(RECORD)).replace("@MOUNT@", repr(MOUNT_POINT)).replace("@DIR@", repr(CHECKPOINT_DIR))
+
+
+def read_node(host):
+    """The node's state now (one round trip)."""
+    return json.loads(host.check_output(READ_NODE))
+
+
+def data_names(state):
+    return sorted(state["drives"][serial]["name"] for serial in DATA_SERIALS)
+
+
+def mount_entry(state, mount_point=MOUNT_POINT):
+    """The /proc/mounts line of mount_point as (source, fstype, options) or None."""
+    for line in (state["mounts"] or "").splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[1] == mount_point:
+            return fields[0], fields[2], fields[3]
+    return None
+
+
+def fstab_lines(state, mount_point=MOUNT_POINT):
+    return [line.split() for line in (state["fstab"] or "").splitlines()
+            if len(line.split()) >= 2 and line.split()[1] == mount_point and not line.startswith("#")]
+
+
+def playbook(*extra_vars):
+    """ansible-playbook converge.yml against the scenario's inventory, as Molecule runs it.
+
+    Returns (rc, output with whitespace collapsed, the PLAY RECAP "changed=" count of node1).
+    """
+    inventory = os.path.dirname(os.environ["MOLECULE_INVENTORY_FILE"])
+    argv = ["ansible-playbook", "-i", inventory, os.path.join(SCENARIO, "converge.yml")]
+    for item in extra_vars:
+        argv += ["-e", item]
+    env = dict(os.environ, ANSIBLE_CALLBACK_RESULT_FORMAT="json", ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                          env=env, cwd=SCENARIO, timeout=1800, check=False)
+    output = proc.stdout
+    sys.stdout.write(output[-6000:])
+    changed = None
+    for line in output.splitlines():
+        if line.startswith("node1") and "changed=" in line:
+            changed = int(line.split("changed=")[1].split()[0])
+    return proc.returncode, " ".join(output.replace("\\n", " ").split()), changed

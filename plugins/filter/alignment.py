@@ -1,0 +1,45 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Cross-layer queue-depth alignment filters. Each filter is documented in the YAML file of its name beside
+this file (queue_alignment.yml, knee_depth.yml, per_rank_depth.yml); the logic is in module_utils/alignment.py."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import alignment as _alignment
+
+
+def _call(name, function, *args):
+    try:
+        return function(*args)
+    except (ValueError, TypeError) as exc:
+        raise AnsibleFilterError('%s: %s' % (name, exc))
+
+
+def queue_alignment(facts, plan):
+    """``ansible_facts.checkpoint_io | ai_storage.checkpoint_io.queue_alignment(plan)``: findings and per-drive depths."""
+    return _call('queue_alignment', _alignment.check_alignment, plan, facts)
+
+
+def knee_depth(curve, fraction=0.95, block_size=None):
+    """``sweep_points | ai_storage.checkpoint_io.knee_depth(0.95, '1M')``: the knee of a depth sweep."""
+    return _call('knee_depth', _alignment.knee_depth, curve, fraction, block_size)
+
+
+def per_rank_depth(knee, ranks_per_drive, nr_requests):
+    """``knee | ai_storage.checkpoint_io.per_rank_depth(4, 1023)``: ceil(knee / ranks) clamped to [1, nr_requests]."""
+    return _call('per_rank_depth', _alignment.per_rank_depth, knee, ranks_per_drive, nr_requests)
+
+
+class FilterModule(object):
+    """Queue-depth alignment filters."""
+
+    def filters(self):
+        return {
+            'queue_alignment': queue_alignment,
+            'knee_depth': knee_depth,
+            'per_rank_depth': per_rank_depth,
+        }

@@ -1,0 +1,81 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters of the checkpoint volume (the xfs role). Each filter is documented in the YAML file of its name
+beside this file; the logic is in module_utils/xfs_plan.py (pure functions, unit tested)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import xfs_plan as _plan
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import select_drives
+
+
+def _settings(settings, name):
+    if not isinstance(settings, dict):
+        raise AnsibleFilterError('%s: expected a dict of settings, got %s' % (name, type(settings).__name__))
+    return settings
+
+
+def xfs_volume_plan(nvme_facts, selection, settings, target_size_bytes=None, allow_held_by=None):
+    """``ansible_facts.checkpoint_io.nvme | ai_storage.checkpoint_io.xfs_volume_plan(checkpoint_io_data_drives,
+    settings, target_size_bytes, allow_held_by)``: the drive selection and the volume plan."""
+    settings = _settings(settings, 'xfs_volume_plan')
+    if isinstance(nvme_facts, dict) and 'nvme' in nvme_facts and 'namespaces' not in nvme_facts:
+        nvme_facts = nvme_facts['nvme']
+    try:
+        mount_point = _plan.normalize_mount_point(settings.get('mount_point'))
+    except ValueError:
+        mount_point = None  # reported by plan_volume
+    try:
+        chosen = select_drives(nvme_facts, selection, allow_mounted_by=[mount_point] if mount_point else None,
+                               allow_held_by=allow_held_by or None)
+    except ValueError as exc:
+        raise AnsibleFilterError('xfs_volume_plan: %s' % exc)
+    if target_size_bytes in ('', 0):
+        target_size_bytes = None
+    if target_size_bytes is not None:
+        try:
+            target_size_bytes = int(target_size_bytes)
+        except (TypeError, ValueError):
+            raise AnsibleFilterError('xfs_volume_plan: target_size_bytes must be an integer, got %r'
+                                     % (target_size_bytes,))
+    plan = _plan.plan_volume(chosen['selected'], (nvme_facts or {}).get('controllers'), settings,
+                             target_size_bytes=target_size_bytes)
+    plan['selection'] = chosen
+    return plan
+
+
+def xfs_signature_verdicts(wipefs_output, devices, ours=None):
+    """``probe.stdout | ai_storage.checkpoint_io.xfs_signature_verdicts(devices, ours)``."""
+    try:
+        return _plan.signature_verdicts(wipefs_output, devices, ours or {})
+    except (ValueError, TypeError) as exc:
+        raise AnsibleFilterError('xfs_signature_verdicts: %s' % exc)
+
+
+def xfs_verify_volume(plan, xfs_facts):
+    """``plan | ai_storage.checkpoint_io.xfs_verify_volume(ansible_facts.checkpoint_io.xfs)``: mismatches."""
+    if not isinstance(plan, dict):
+        raise AnsibleFilterError('xfs_verify_volume: expected the plan dict, got %s' % type(plan).__name__)
+    if isinstance(xfs_facts, dict) and 'xfs' in xfs_facts and 'filesystems' not in xfs_facts:
+        xfs_facts = xfs_facts['xfs']
+    filesystems = (xfs_facts or {}).get('filesystems') if isinstance(xfs_facts, dict) else xfs_facts
+    found = None
+    for entry in filesystems or []:
+        if isinstance(entry, dict) and entry.get('mount_point') == plan.get('mount_point'):
+            found = entry
+    return _plan.verify_volume(plan, found)
+
+
+class FilterModule(object):
+    """Checkpoint volume (xfs role) filters."""
+
+    def filters(self):
+        return {
+            'xfs_volume_plan': xfs_volume_plan,
+            'xfs_signature_verdicts': xfs_signature_verdicts,
+            'xfs_verify_volume': xfs_verify_volume,
+        }

@@ -1,0 +1,736 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The io_uring engine profile: pure logic of the ``io_uring_engine`` role.
+
+Standard library only (plus the collection's own parsers); no Ansible import, so it runs on the controller
+(through the ``ai_storage.checkpoint_io.engine_*`` filters) and in unit tests alike.
+
+* :func:`check_options` - every problem with the role's inputs, as messages naming the value and the limit.
+* :func:`parse_memlock` - ``io_uring_engine_memlock`` to bytes / ``unlimited`` and the limits.conf value (KiB).
+* :func:`io_uring_access` - whether the training user may create io_uring instances after the role.
+* :func:`memlock_allows` - whether RLIMIT_MEMLOCK covers the registered buffers (depth x block size).
+* :func:`spread_cpus` - submission CPUs (and SQPOLL CPUs) per drive, from the controllers' local CPUs.
+* :func:`build_profile` - the engine profile of a node.
+* :func:`fio_argv` / :func:`verify_profile` - the fio verification job and its verdict (parsed with
+  :func:`~ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio.parse_fio_json`).
+* :func:`profile_file_document` - what to write to the profile file so that a re-run changes nothing.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import json
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import parse_fio_json
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import expand_cpulist
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size, to_bool, to_int
+
+SCHEMA_VERSION = 1
+GENERATOR = 'ai_storage.checkpoint_io.io_uring_engine'
+PREFIX = 'io_uring_engine_'
+MAX_DEPTH = 4096
+MAX_CPUS_PER_DRIVE = 64
+MAX_RUNTIME_S = 600
+MIN_VERIFY_IOS_PER_SLOT = 2
+UNLIMITED = 'unlimited'
+UNLIMITED_WORDS = ('unlimited', 'infinity', '-1')
+VERIFY_MODES = ('read', 'scratch_write')
+SCRATCH_NAME = '.ai-storage-checkpoint-io-engine-verify.%s'
+# fio's iodepth_level buckets: "16" counts I/Os submitted while 16..31 were in flight, ">=64" 64 and more.
+_BUCKET_FLOORS = (('>=64', 64), ('32', 32), ('16', 16), ('8', 8), ('4', 4), ('2', 2), ('1', 1))
+# Verification values that change from run to run (or when a later role retunes the block layer): they are
+# reported every run but do not, alone, rewrite the profile file.
+VOLATILE_VERIFY_KEYS = ('achieved_depth_share_pct', 'bw_bytes', 'iops', 'clat_p99_ns', 'lat_mean_ns', 'runtime_ms',
+                        'io_bytes', 'device_avg_queue', 'nr_requests', 'hw_tag_depth', 'drive_depth_cap', 'capped_by')
+
+
+# --- small helpers --------------------------------------------------------------------------------------
+def _var(name):
+    return PREFIX + name
+
+
+def _int_or_error(value, name, low, high, errors):
+    """``value`` as an int in ``low..high``; on failure append a message to ``errors`` and return None."""
+    try:
+        number = to_int(value, name)
+    except ValueError:
+        errors.append('%s: %r is not an integer (allowed: %d to %d)' % (name, value, low, high))
+        return None
+    if number < low or number > high:
+        errors.append('%s: %d is outside %d..%d' % (name, number, low, high))
+        return None
+    return number
+
+
+def _require_int(value, name, low, high):
+    errors = []
+    number = _int_or_error(value, name, low, high, errors)
+    if errors:
+        raise ValueError(errors[0])
+    return number
+
+
+def _bool(value, name):
+    return to_bool(value, name)
+
+
+def format_cpulist(cpus):
+    """[0, 1, 2, 5, 7, 8] -> "0-2,5,7-8" (the kernel's cpulist format); [] -> ""."""
+    ranges = []
+    for cpu in sorted(set(cpus)):
+        if ranges and cpu == ranges[-1][1] + 1:
+            ranges[-1][1] = cpu
+        else:
+            ranges.append([cpu, cpu])
+    return ','.join('%d' % low if low == high else '%d-%d' % (low, high) for low, high in ranges)
+
+
+def _cpu_list(value, name):
+    """A list of CPU numbers from a list of ints or a cpulist string; ValueError otherwise."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        cpus = expand_cpulist(value)
+        if cpus is None:
+            raise ValueError('%s: %r is not a CPU list (for example [0, 1] or "0-3,8")' % (name, value))
+        return cpus
+    if not isinstance(value, (list, tuple)):
+        raise ValueError('%s: %r is not a list of CPU numbers' % (name, value))
+    cpus = []
+    for item in value:
+        try:
+            cpu = to_int(item, name)
+        except ValueError:
+            raise ValueError('%s: %r is not a CPU number' % (name, item))
+        if cpu < 0:
+            raise ValueError('%s: %r is not a CPU number' % (name, item))
+        cpus.append(cpu)
+    return sorted(set(cpus))
+
+
+# --- memlock -----------------------------------------------------------------------------------------------
+def parse_memlock(value, name=_var('memlock')):
+    """``io_uring_engine_memlock`` -> ``{unlimited, bytes, kib, limits_value}``; None for None.
+
+    ``unlimited`` (or ``infinity``, ``-1``) or a size accepted by
+    :func:`~ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units.parse_size` (``1G``,
+    ``512M``, ``1073741824``) that is a whole number of KiB, because limits.conf counts memlock in KiB.
+    Raises ValueError naming the value (``"1X"``, ``"1GB"``, ``0``, ``1000``).
+    """
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().lower() in UNLIMITED_WORDS or (
+            not isinstance(value, bool) and isinstance(value, int) and value == -1):
+        return {'unlimited': True, 'bytes': None, 'kib': None, 'limits_value': UNLIMITED}
+    try:
+        size = parse_size(value, name)
+    except ValueError as exc:
+        raise ValueError('%s; or unlimited' % exc)
+    if size % 1024:
+        raise ValueError('%s: %r is %d bytes, not a whole number of KiB (limits.conf counts memlock in KiB); '
+                         'use for example %dK' % (name, value, size, max(1, size // 1024)))
+    return {'unlimited': False, 'bytes': size, 'kib': size // 1024, 'limits_value': '%d' % (size // 1024)}
+
+
+def memlock_bytes(value):
+    """A memlock value as the facts give it (bytes int, ``unlimited`` or None) or as the role takes it."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return UNLIMITED if value.get('unlimited') else value.get('bytes')
+    if isinstance(value, str) and value.strip().lower() in UNLIMITED_WORDS:
+        return UNLIMITED
+    if not isinstance(value, bool) and isinstance(value, int):
+        return value
+    parsed = parse_memlock(value)
+    return UNLIMITED if parsed['unlimited'] else parsed['bytes']
+
+
+def memlock_allows(memlock, required_bytes, uid=None, user='the training user'):
+    """(allowed, reason): does RLIMIT_MEMLOCK ``memlock`` cover ``required_bytes`` of registered buffers?
+
+    io_uring charges registered (fixed) buffers to the user's locked memory; a process with CAP_IPC_LOCK
+    (uid 0) is not limited. ``memlock`` is bytes, ``unlimited`` or None (not configured: unknown).
+    """
+    if uid == 0:
+        return True, '%s is uid 0 (CAP_IPC_LOCK): registered buffers are not limited by RLIMIT_MEMLOCK' % user
+    value = memlock_bytes(memlock)
+    if value == UNLIMITED:
+        return True, 'RLIMIT_MEMLOCK of %s is unlimited' % user
+    if value is None:
+        return False, ('RLIMIT_MEMLOCK of %s is not configured in limits.conf or limits.d (it inherits the session '
+                       'default, often 8 MiB): set %s to register %d bytes of buffers'
+                       % (user, _var('memlock'), required_bytes))
+    if value >= required_bytes:
+        return True, 'RLIMIT_MEMLOCK %d bytes of %s covers the %d bytes of registered buffers' % (
+            value, user, required_bytes)
+    return False, ('RLIMIT_MEMLOCK %d bytes of %s is below the %d bytes of registered buffers (drives x depth x '
+                   'block size): fixedbufs off; raise %s' % (value, user, required_bytes, _var('memlock')))
+
+
+# --- io_uring permission --------------------------------------------------------------------------------------
+def io_uring_access(found, wanted_disabled=None, wanted_group=None, wanted_group_gid=None, user=None,
+                    add_user_to_group=True):
+    """Whether ``user`` may create io_uring instances once the role has applied its settings.
+
+    ``found`` is the ``io_uring`` section of checkpoint_io_facts (io_uring_disabled, io_uring_group,
+    allowed_for_user, training_user_uid, training_user_groups). ``user`` is ``{name, uid, groups}``.
+    Returns ``{sysctl_present, disabled, group, group_gid, allowed, reason}``; ``allowed`` None means it
+    cannot be told (the group is known only by a gid the user's groups cannot be compared with).
+    """
+    found = found or {}
+    user = user or {}
+    name = user.get('name') or found.get('training_user') or 'the training user'
+    uid = user.get('uid', found.get('training_user_uid'))
+    groups = list(user.get('groups') or found.get('training_user_groups') or [])
+    found_disabled = found.get('io_uring_disabled')
+    found_gid = found.get('io_uring_group')
+    result = {'sysctl_present': found_disabled is not None, 'disabled': None, 'group': wanted_group,
+              'group_gid': wanted_group_gid if wanted_group else found_gid}
+    if found_disabled is None:
+        result.update(allowed=True, reason='kernel.io_uring_disabled is absent (kernel before 6.6): io_uring is '
+                                           'always allowed; nothing to set')
+        result['group_gid'] = None
+        return result
+    disabled = found_disabled if wanted_disabled is None else wanted_disabled
+    result['disabled'] = disabled
+    if disabled == 0:
+        result.update(allowed=True, reason='kernel.io_uring_disabled=0: io_uring is allowed for everyone')
+    elif disabled == 2:
+        result.update(allowed=False, reason='kernel.io_uring_disabled=2: io_uring is disabled for everyone, %s '
+                                            'included' % name)
+    elif disabled != 1:
+        result.update(allowed=None, reason='kernel.io_uring_disabled=%r is not a known value' % (disabled,))
+    elif uid == 0:
+        result.update(allowed=True, reason='kernel.io_uring_disabled=1: %s is uid 0 (CAP_SYS_ADMIN)' % name)
+    elif wanted_group:
+        # The same words whether the user is a member already or the role adds it: the profile describes the
+        # state after the role, so the first run and the next one give the same profile.
+        if wanted_group in groups or add_user_to_group:
+            result.update(allowed=True, reason='kernel.io_uring_disabled=1: %s is in kernel.io_uring_group %s'
+                                               % (name, wanted_group))
+        else:
+            result.update(allowed=False, reason='kernel.io_uring_disabled=1: %s is not in kernel.io_uring_group %s '
+                                                'and %s is false' % (name, wanted_group, _var('add_user_to_group')))
+    elif found_gid is None or found_gid < 0:
+        result.update(allowed=False, reason='kernel.io_uring_disabled=1 and kernel.io_uring_group is unset: only '
+                                            'CAP_SYS_ADMIN may use io_uring, not %s; set %s' % (name, _var('io_uring_group')))
+    elif found_disabled == 1 and found.get('allowed_for_user') is not None:
+        allowed = bool(found.get('allowed_for_user'))
+        result.update(allowed=allowed, reason='kernel.io_uring_disabled=1: %s %s in kernel.io_uring_group %d'
+                                              % (name, 'is' if allowed else 'is not', found_gid))
+    else:
+        result.update(allowed=None, reason='kernel.io_uring_disabled=1 with kernel.io_uring_group %d: cannot tell '
+                                           'whether %s is a member; set %s' % (found_gid, name, _var('io_uring_group')))
+    return result
+
+
+# --- input validation --------------------------------------------------------------------------------------------
+def check_options(options):
+    """Every problem with the role's inputs, as a list of messages (empty: all good). Nothing raises.
+
+    ``options`` holds the role variables without their ``io_uring_engine_`` prefix (state, training_user,
+    io_uring_disabled, io_uring_group, memlock, target_depth, block_size, cpus_per_drive, exclude_cpus,
+    verify, verify_runtime, verify_size, verify_mode) plus what the role looked up on the node:
+    ``user_found`` (bool), ``group_found`` (bool, when io_uring_group is set), ``group_gid`` and ``io_uring``
+    (the facts' io_uring section).
+    """
+    errors = []
+    state = options.get('state', 'present')
+    if state not in ('present', 'absent'):
+        errors.append('%s: %r is not one of present, absent' % (_var('state'), state))
+        return errors
+    if state == 'absent':
+        return errors
+    user = options.get('training_user')
+    if user is None or (isinstance(user, str) and not user.strip()):
+        errors.append('%s is not set: name the user that runs training (or set checkpoint_io_training_user)'
+                      % _var('training_user'))
+    elif not isinstance(user, str):
+        errors.append('%s: %r is not a user name' % (_var('training_user'), user))
+    elif options.get('user_found') is False:
+        errors.append('%s: user %r does not exist on this node (getent passwd %s found nothing); create it first'
+                      % (_var('training_user'), user, user))
+
+    disabled = options.get('io_uring_disabled')
+    if disabled is not None:
+        disabled = _int_or_error(disabled, _var('io_uring_disabled'), 0, 2, errors)
+    group = options.get('io_uring_group')
+    if group is not None and (not isinstance(group, (str, int)) or isinstance(group, bool) or not str(group).strip()):
+        errors.append('%s: %r is not a group name' % (_var('io_uring_group'), group))
+    elif group is not None and options.get('group_found') is False:
+        errors.append('%s: group %r does not exist on this node (getent group %s found nothing)%s; create it first'
+                      % (_var('io_uring_group'), group, group,
+                         ' and %s is 1, which lets only that group and CAP_SYS_ADMIN use io_uring'
+                         % _var('io_uring_disabled') if disabled == 1 else ''))
+
+    try:
+        parse_memlock(options.get('memlock'))
+    except ValueError as exc:
+        errors.append(str(exc))
+
+    depth = _int_or_error(options.get('target_depth'), _var('target_depth'), 1, MAX_DEPTH, errors)
+    block_size = None
+    try:
+        block_size = parse_size(options.get('block_size'), _var('block_size'))
+    except ValueError as exc:
+        errors.append(str(exc))
+    if block_size is not None and block_size % 4096:
+        errors.append('%s: %r is %d bytes, not a multiple of 4096 (O_DIRECT needs whole logical blocks)'
+                      % (_var('block_size'), options.get('block_size'), block_size))
+        block_size = None
+    _int_or_error(options.get('cpus_per_drive', 1), _var('cpus_per_drive'), 1, MAX_CPUS_PER_DRIVE, errors)
+    try:
+        _cpu_list(options.get('exclude_cpus'), _var('exclude_cpus'))
+    except ValueError as exc:
+        errors.append(str(exc))
+
+    verify = options.get('verify', True)
+    try:
+        verify = _bool(verify, _var('verify'))
+    except ValueError as exc:
+        errors.append(str(exc))
+        verify = False
+    if verify:
+        _int_or_error(options.get('verify_runtime', 10), _var('verify_runtime'), 1, MAX_RUNTIME_S, errors)
+        if options.get('fio_found') is False:
+            errors.append('%s is true but fio is not installed on this node: install it, set %s: true, or set %s: '
+                          'false' % (_var('verify'), _var('install_packages'), _var('verify')))
+        mode = options.get('verify_mode', 'read')
+        if mode not in VERIFY_MODES:
+            errors.append('%s: %r is not one of %s' % (_var('verify_mode'), mode, ', '.join(VERIFY_MODES)))
+        size = None
+        try:
+            size = parse_size(options.get('verify_size'), _var('verify_size'))
+        except ValueError as exc:
+            errors.append(str(exc))
+        if size is not None and depth is not None and block_size is not None:
+            needed = MIN_VERIFY_IOS_PER_SLOT * depth * block_size
+            if size < needed:
+                errors.append('%s: %r is %d bytes, below %d x target depth %d x block size %d = %d bytes: fio could '
+                              'not keep %d requests in flight' % (_var('verify_size'), options.get('verify_size'), size,
+                                                                  MIN_VERIFY_IOS_PER_SLOT, depth, block_size, needed,
+                                                                  depth))
+
+    if not errors and options.get('io_uring') is not None:
+        access = io_uring_access(options.get('io_uring'), disabled, group if group is None else str(group),
+                                 options.get('group_gid'),
+                                 {'name': user, 'uid': (options.get('io_uring') or {}).get('training_user_uid'),
+                                  'groups': (options.get('io_uring') or {}).get('training_user_groups')},
+                                 options.get('add_user_to_group', True))
+        if access['allowed'] is not True:
+            errors.append('io_uring would not be usable for %s after this role: %s' % (user, access['reason']))
+    return errors
+
+
+# --- CPUs ------------------------------------------------------------------------------------------------------
+def spread_cpus(drive_cpus, cpus_per_drive=1, sqpoll=False, exclude=None):
+    """Pick submission CPUs (and an SQPOLL CPU) for each drive from its controller's local CPUs.
+
+    ``drive_cpus`` is a list (one entry per drive, in order) of local CPU lists. Drives with the same local
+    CPUs (same NUMA node) share that pool: each drive takes ``cpus_per_drive`` submission CPUs plus, with
+    ``sqpoll``, one more for the kernel's SQ polling thread, in turn, so the drives of a node spread over its
+    CPUs. When a pool has fewer CPUs than its drives need, the assignment wraps around and ``shared`` is true.
+    CPUs in ``exclude`` (housekeeping, IRQ) are never picked unless they are all a drive has.
+
+    Returns one ``{submit_cpus, sqpoll_cpu, shared, excluded_ignored}`` per drive; ``submit_cpus`` is []
+    when a drive's local CPUs are unknown (no pinning).
+    """
+    exclude = set(exclude or [])
+    per_drive = max(1, int(cpus_per_drive))
+    need = per_drive + (1 if sqpoll else 0)
+    pools = {}
+    keys = []
+    for cpus in drive_cpus:
+        cpus = sorted(set(cpus or []))
+        usable = [cpu for cpu in cpus if cpu not in exclude]
+        ignored = bool(cpus) and not usable
+        key = tuple(usable or cpus)
+        keys.append((key, ignored))
+        pools[key] = pools.get(key, 0) + 1
+    taken = dict((key, 0) for key in pools)
+    result = []
+    for key, ignored in keys:
+        if not key:
+            result.append({'submit_cpus': [], 'sqpoll_cpu': None, 'shared': False, 'excluded_ignored': False})
+            continue
+        size = len(key)
+        start = taken[key] * need
+        taken[key] += 1
+        slots = [key[(start + offset) % size] for offset in range(need)]
+        submit = sorted(set(slots[:per_drive]))
+        sqpoll_cpu = slots[per_drive] if sqpoll else None
+        shared = pools[key] * need > size
+        result.append({'submit_cpus': submit, 'sqpoll_cpu': sqpoll_cpu, 'shared': shared,
+                       'excluded_ignored': ignored})
+    return result
+
+
+# --- the profile -----------------------------------------------------------------------------------------------
+def _selected(selection):
+    if isinstance(selection, dict):
+        selection = selection.get('selected')
+    if not isinstance(selection, list):
+        raise ValueError('engine_profile needs the result of select_drives (or its selected list), got %s'
+                         % type(selection).__name__)
+    return [drive for drive in selection if isinstance(drive, dict)]
+
+
+def _section(facts, name):
+    if isinstance(facts, dict) and isinstance(facts.get(name), dict):
+        return facts[name]
+    return {}
+
+
+def build_profile(selection, facts, options):
+    """The engine profile of one node.
+
+    ``selection`` is the result of select_drives (or its ``selected`` list); ``facts`` is
+    ``ansible_facts.checkpoint_io`` (``nvme`` controllers for the local CPUs and NUMA node, ``io_uring`` for the
+    found sysctl values and the training user); ``options`` holds the role variables without their prefix
+    (training_user, target_depth, block_size, sqpoll, registerfiles, fixedbufs, cpus_per_drive, exclude_cpus,
+    memlock, io_uring_disabled, io_uring_group, add_user_to_group) and ``group_gid``.
+
+    The profile depends only on these inputs (no measurement, no time stamp), so the same node and inputs
+    give the same profile. Raises ValueError for unusable inputs.
+    """
+    drives = _selected(selection)
+    depth = _require_int(options.get('target_depth'), _var('target_depth'), 1, MAX_DEPTH)
+    block_size = parse_size(options.get('block_size'), _var('block_size'))
+    per_drive = _require_int(options.get('cpus_per_drive', 1), _var('cpus_per_drive'), 1, MAX_CPUS_PER_DRIVE)
+    sqpoll = _bool(options.get('sqpoll', False), _var('sqpoll'))
+    registerfiles = _bool(options.get('registerfiles', True), _var('registerfiles'))
+    want_fixedbufs = _bool(options.get('fixedbufs', True), _var('fixedbufs'))
+    exclude = _cpu_list(options.get('exclude_cpus'), _var('exclude_cpus'))
+    io_uring = _section(facts, 'io_uring')
+    user = options.get('training_user') or io_uring.get('training_user')
+    uid = io_uring.get('training_user_uid') if io_uring.get('training_user') in (None, user) else None
+
+    wanted_memlock = parse_memlock(options.get('memlock'))
+    if wanted_memlock is not None:
+        memlock = memlock_bytes(wanted_memlock)
+        memlock_source = _var('memlock')
+    else:
+        memlock = (io_uring.get('memlock') or {}).get('configured_soft_bytes')
+        memlock_source = (io_uring.get('memlock') or {}).get('configured_soft_source')
+    buffer_bytes = depth * block_size
+    required = buffer_bytes * len(drives)
+    memlock_ok, memlock_reason = memlock_allows(memlock, required, uid, user or 'the training user')
+
+    disabled = options.get('io_uring_disabled')
+    group = options.get('io_uring_group')
+    access = io_uring_access(io_uring, None if disabled is None else to_int(disabled, _var('io_uring_disabled')),
+                             None if group is None else str(group), options.get('group_gid'),
+                             {'name': user, 'uid': uid, 'groups': io_uring.get('training_user_groups')},
+                             _bool(options.get('add_user_to_group', True), _var('add_user_to_group')))
+
+    controllers = {}
+    for ctrl in _section(facts, 'nvme').get('controllers') or []:
+        if isinstance(ctrl, dict) and ctrl.get('name'):
+            controllers[ctrl['name']] = ctrl
+    local = []
+    for drive in drives:
+        ctrl = controllers.get(drive.get('controller')) or {}
+        cpus = ctrl.get('local_cpus')
+        if cpus is None and ctrl.get('local_cpulist'):
+            cpus = expand_cpulist(ctrl['local_cpulist'])
+        local.append((ctrl, sorted(cpus or [])))
+    spread = spread_cpus([pair[1] for pair in local], per_drive, sqpoll, exclude)
+
+    notes = []
+    entries = []
+    for drive, (ctrl, cpus), cpu_plan in zip(drives, local, spread):
+        name = drive.get('name') or (drive.get('device') or '').rsplit('/', 1)[-1]
+        fixedbufs = want_fixedbufs and memlock_ok
+        lbs = drive.get('logical_block_size')
+        if isinstance(lbs, int) and lbs > 0 and block_size % lbs:
+            raise ValueError('%s: %d bytes is not a multiple of the logical block size %d of %s'
+                             % (_var('block_size'), block_size, lbs, drive.get('device')))
+        fio_options = {'ioengine': 'io_uring', 'iodepth': depth, 'bs': block_size, 'direct': 1, 'hipri': 0,
+                       'registerfiles': int(registerfiles), 'fixedbufs': int(fixedbufs),
+                       'sqthread_poll': int(sqpoll)}
+        if cpu_plan['submit_cpus']:
+            fio_options['cpus_allowed'] = format_cpulist(cpu_plan['submit_cpus'])
+        if sqpoll and cpu_plan['sqpoll_cpu'] is not None:
+            fio_options['sqthread_poll_cpu'] = cpu_plan['sqpoll_cpu']
+        entry = {
+            'device': drive.get('device'),
+            'name': name,
+            'serial': drive.get('serial'),
+            'model': drive.get('model'),
+            'wwid': drive.get('wwid'),
+            'controller': drive.get('controller'),
+            'numa_node': ctrl.get('numa_node'),
+            'local_cpus': cpus,
+            'local_cpulist': format_cpulist(cpus),
+            'submit_cpus': cpu_plan['submit_cpus'],
+            'submit_cpulist': format_cpulist(cpu_plan['submit_cpus']),
+            'sqpoll': sqpoll,
+            'sqthread_poll_cpu': cpu_plan['sqpoll_cpu'],
+            'cpus_shared': cpu_plan['shared'],
+            'registerfiles': registerfiles,
+            'fixedbufs': fixedbufs,
+            'fixedbufs_reason': memlock_reason if want_fixedbufs else '%s is false' % _var('fixedbufs'),
+            'iodepth': depth,
+            'block_size_bytes': block_size,
+            'registered_buffer_bytes': buffer_bytes if fixedbufs else 0,
+            'fio_options': fio_options,
+        }
+        if not cpus:
+            notes.append('%s: its controller reports no local CPUs (not PCIe, or no NUMA information): no CPU pinning'
+                         % name)
+        elif cpu_plan['excluded_ignored']:
+            notes.append('%s: every local CPU is in %s; they are used anyway' % (name, _var('exclude_cpus')))
+        if cpu_plan['shared']:
+            notes.append('%s: %d local CPUs for the drives of this NUMA node: CPUs are shared between drives'
+                         % (name, len([cpu for cpu in cpus if cpu not in exclude]) or len(cpus)))
+        entries.append(entry)
+    if want_fixedbufs and not memlock_ok:
+        notes.append(memlock_reason)
+    if not access['sysctl_present'] and (disabled is not None or group is not None):
+        notes.append(access['reason'])
+    return {
+        'schema_version': SCHEMA_VERSION,
+        'generator': GENERATOR,
+        'training_user': user,
+        'io_uring': {
+            'sysctl_present': access['sysctl_present'],
+            'disabled': access['disabled'],
+            'group': access['group'],
+            'group_gid': access['group_gid'],
+            'allowed_for_user': access['allowed'],
+            'reason': access['reason'],
+        },
+        'memlock': {'soft_bytes': memlock, 'source': memlock_source, 'required_bytes': required,
+                    'covers_fixedbufs': memlock_ok},
+        'target_depth': depth,
+        'block_size_bytes': block_size,
+        'sqpoll': sqpoll,
+        'registerfiles': registerfiles,
+        'fixedbufs': want_fixedbufs,
+        'cpus_per_drive': per_drive,
+        'exclude_cpus': exclude,
+        'drives': entries,
+        'notes': notes,
+    }
+
+
+# --- verification ------------------------------------------------------------------------------------------------
+def _verify_settings(options):
+    mode = (options or {}).get('verify_mode', 'read')
+    if mode not in VERIFY_MODES:
+        raise ValueError('%s: %r is not one of %s' % (_var('verify_mode'), mode, ', '.join(VERIFY_MODES)))
+    runtime = _require_int((options or {}).get('verify_runtime', 10), _var('verify_runtime'), 1, MAX_RUNTIME_S)
+    size = parse_size((options or {}).get('verify_size', '1G'), _var('verify_size'))
+    allowed = [str(mp).rstrip('/') or '/' for mp in (options or {}).get('allow_mounted_by') or []]
+    return mode, runtime, size, allowed
+
+
+def _scratch_dir(facts_drive, allowed):
+    """The collection-owned mount point of a drive (scratch_write mode), or None."""
+    for mount_point in (facts_drive or {}).get('mount_points') or []:
+        mount_point = mount_point.rstrip('/') or '/'
+        if mount_point in allowed:
+            return mount_point
+    return None
+
+
+def verify_plan(profile, options=None, drives=None):
+    """Per drive of the profile: ``{name, filename, rw, size}`` for the fio verification job.
+
+    Default (``verify_mode: read``): sequential O_DIRECT reads of the raw drive, never a write. With
+    ``verify_mode: scratch_write``, a drive whose filesystem is mounted at one of ``allow_mounted_by`` (a
+    mount owned by this collection) gets a scratch file there instead, written and unlinked by fio; any
+    other drive still gets raw reads. ``size`` is ``verify_size`` capped at the drive size, in whole blocks.
+    ``drives`` is the selected drive list of select_drives (mount points, sizes).
+    """
+    mode, _runtime, size, allowed = _verify_settings(options)
+    by_name = dict((drive.get('name'), drive) for drive in drives or [] if isinstance(drive, dict))
+    plan = []
+    for entry in profile.get('drives') or []:
+        facts_drive = by_name.get(entry['name']) or {}
+        block = entry['block_size_bytes']
+        job_size = size
+        if isinstance(facts_drive.get('size_bytes'), int) and facts_drive['size_bytes'] > 0:
+            job_size = min(job_size, facts_drive['size_bytes'])
+        job_size = max(block, job_size - job_size % block)
+        scratch = _scratch_dir(facts_drive, allowed) if mode == 'scratch_write' else None
+        if scratch:
+            plan.append({'name': entry['name'], 'filename': '%s/%s' % (scratch, SCRATCH_NAME % entry['name']),
+                         'rw': 'write', 'size': job_size})
+        else:
+            plan.append({'name': entry['name'], 'filename': entry['device'], 'rw': 'read', 'size': job_size})
+    return plan
+
+
+def fio_argv(profile, options=None, drives=None, fio='fio'):
+    """The argv of ONE fio run with one job per drive (all drives at once, as a checkpoint burst is).
+
+    Global: JSON output, ``--runtime`` (seconds) and, when every job reads, ``--readonly`` (fio refuses any
+    write). Per job: the plan of :func:`verify_plan` and the drive's ``fio_options`` from the profile
+    (io_uring, iodepth, bs, direct=1, hipri=0, sqthread_poll(+_cpu), registerfiles, fixedbufs, cpus_allowed).
+    Scratch files are unlinked by fio at the end of the job.
+    """
+    _mode, runtime, _size, _allowed = _verify_settings(options)
+    plan = verify_plan(profile, options, drives)
+    if not plan:
+        raise ValueError('engine_fio_argv: the profile has no drives')
+    argv = [fio, '--output-format=json', '--runtime=%d' % runtime]
+    if all(job['rw'] == 'read' for job in plan):
+        argv.append('--readonly')
+    by_name = dict((entry['name'], entry) for entry in profile['drives'])
+    for job in plan:
+        argv.extend(['--name=%s' % job['name'], '--filename=%s' % job['filename'], '--rw=%s' % job['rw'],
+                     '--size=%d' % job['size']])
+        if job['rw'] == 'write':
+            argv.extend(['--unlink=1', '--end_fsync=1'])
+        options_of_drive = by_name[job['name']]['fio_options']
+        # The engine first: fio only knows an engine's own options (fixedbufs, sqthread_poll...) once
+        # ioengine is set.
+        for key in sorted(options_of_drive, key=lambda name: (name != 'ioengine', name)):
+            argv.append('--%s=%s' % (key, options_of_drive[key]))
+    return argv
+
+
+def _bucket(levels):
+    """(floor, key, share%) of the deepest non-empty iodepth_level bucket; (0, None, None) when none."""
+    for key, floor in _BUCKET_FLOORS:
+        share = (levels or {}).get(key)
+        if share:
+            return floor, key, share
+    return 0, None, None
+
+
+def _target_floor(depth):
+    """The bucket a job with iodepth ``depth`` reaches when it keeps ``depth`` requests in flight."""
+    for _key, floor in _BUCKET_FLOORS:
+        if depth >= floor:
+            return floor
+    return 1
+
+
+def verify_profile(profile, fio_output, options=None, drives=None, block=None):
+    """The profile plus the verification: fio's achieved in-flight depth against the target, per drive.
+
+    ``fio_output`` is fio's stdout (``--output-format=json``), or None when fio did not run (check mode,
+    ``verify`` off); ``block`` is the ``block`` facts section (nr_requests and the tag depth, reported as the
+    cap on what the DRIVE sees). fio counts in-flight requests in power-of-two buckets (16 = 16..31 in flight,
+    >=64 = 64 or more), so a target is reached when the deepest non-empty bucket is the target's own bucket:
+    exact for powers of two up to 64, a lower bound otherwise. Returns a new dict (the profile is not changed)
+    with ``verify`` at the top and in each drive.
+    """
+    document = copy.deepcopy(profile)
+    if fio_output is None:
+        document['verify'] = {'ran': False, 'passed': None, 'failures': [],
+                              'reason': (options or {}).get('skip_reason') or 'fio did not run'}
+        for entry in document['drives']:
+            entry['verify'] = None
+        return document
+    mode, runtime, size, _allowed = _verify_settings(options)
+    plan = dict((job['name'], job) for job in verify_plan(profile, options, drives))
+    parsed = parse_fio_json(fio_output)
+    jobs = dict((job.get('name'), job) for job in parsed.get('jobs') or [])
+    disks = dict((disk.get('name'), disk) for disk in parsed.get('disk_util') or [])
+    queues = dict((dev.get('name'), dev) for dev in (block or {}).get('devices') or [] if isinstance(dev, dict))
+    passed = True
+    for entry in document['drives']:
+        job = jobs.get(entry['name'])
+        job_plan = plan.get(entry['name']) or {}
+        target = entry['iodepth']
+        result = {'target_depth': target, 'target_bucket_floor': _target_floor(target),
+                  'achieved_depth': None, 'achieved_depth_bucket': None, 'achieved_depth_share_pct': None,
+                  'reached': False, 'rw': job_plan.get('rw'), 'filename': job_plan.get('filename'),
+                  'bw_bytes': None, 'iops': None, 'clat_p99_ns': None, 'lat_mean_ns': None, 'runtime_ms': None,
+                  'io_bytes': None, 'device_avg_queue': None, 'error': None}
+        queue = queues.get(entry['name']) or {}
+        caps = [(queue.get(key), key) for key in ('nr_requests', 'hw_tag_depth') if isinstance(queue.get(key), int)]
+        result['nr_requests'] = queue.get('nr_requests')
+        result['hw_tag_depth'] = queue.get('hw_tag_depth')
+        result['drive_depth_cap'] = min(caps)[0] if caps else None
+        result['capped_by'] = min(caps)[1] if caps and min(caps)[0] < target else None
+        if job is None:
+            result['error'] = 'fio reported no job %s%s' % (
+                entry['name'], ': %s' % parsed['errors'] if parsed.get('errors') else '')
+        else:
+            stats = job.get(job_plan.get('rw') or 'read') or {}
+            floor, key, share = _bucket(job.get('iodepth_level'))
+            result.update(achieved_depth=floor, achieved_depth_bucket=key, achieved_depth_share_pct=share,
+                          bw_bytes=stats.get('bw_bytes'), iops=stats.get('iops'), clat_p99_ns=stats.get('clat_p99_ns'),
+                          lat_mean_ns=stats.get('lat_mean_ns'), runtime_ms=stats.get('runtime_ms'),
+                          io_bytes=stats.get('io_bytes'))
+            if job.get('error'):
+                result['error'] = 'fio job %s ended with error %s' % (entry['name'], job['error'])
+            elif not stats.get('io_bytes'):
+                result['error'] = 'fio job %s moved no data' % entry['name']
+            else:
+                result['reached'] = floor >= result['target_bucket_floor']
+            disk = disks.get(entry['name']) or {}
+            if isinstance(disk.get('in_queue'), int) and stats.get('runtime_ms'):
+                result['device_avg_queue'] = round(float(disk['in_queue']) / stats['runtime_ms'], 2)
+        passed = passed and result['reached']
+        entry['verify'] = result
+    document['verify'] = {'ran': True, 'passed': passed, 'reason': None, 'mode': mode, 'runtime_s': runtime,
+                          'size_bytes': size, 'fio_version': parsed.get('fio_version')}
+    document['verify']['failures'] = depth_failures(document)
+    return document
+
+
+def depth_failures(document):
+    """Messages for the drives whose achieved depth is below the target (both numbers named)."""
+    messages = []
+    for entry in document.get('drives') or []:
+        result = entry.get('verify')
+        if not result or result.get('reached'):
+            continue
+        if result.get('error'):
+            messages.append('%s (%s): %s' % (entry['name'], entry.get('serial'), result['error']))
+            continue
+        messages.append('%s (%s): fio kept at most %s requests in flight (iodepth_level bucket %s), target depth %d'
+                        % (entry['name'], entry.get('serial'), result.get('achieved_depth'),
+                           result.get('achieved_depth_bucket'), result['target_depth']))
+    return messages
+
+
+# --- the file on the node -------------------------------------------------------------------------------------
+def _without_verify(document):
+    document = copy.deepcopy(document)
+    document.pop('verify', None)
+    for entry in document.get('drives') or []:
+        if isinstance(entry, dict):
+            entry.pop('verify', None)
+    return document
+
+
+def _stable(document):
+    document = copy.deepcopy(document)
+    for entry in document.get('drives') or []:
+        if isinstance(entry, dict) and isinstance(entry.get('verify'), dict):
+            for key in VOLATILE_VERIFY_KEYS:
+                entry['verify'].pop(key, None)
+    return document
+
+
+def profile_file_document(document, existing=None):
+    """What the role writes to the profile file: ``document``, or the file's current content when only
+    measurements differ.
+
+    The file is rewritten when the profile or a verdict (target, achieved depth, reached) changes, so a re-run
+    that measures a different bandwidth changes nothing; the file then keeps the measurement of the run that
+    wrote it, and every run's own measurement is in the fact. When fio did not run (check mode, ``verify``
+    off) and the profile is the same, the recorded verification is kept. ``existing`` is the file's text or
+    parsed content (None or unparsable: write ``document``).
+    """
+    if isinstance(existing, (bytes, str)):
+        try:
+            existing = json.loads(existing)
+        except ValueError:
+            existing = None
+    if not isinstance(existing, dict):
+        return document
+    if _stable(existing) == _stable(document):
+        return existing
+    if not (document.get('verify') or {}).get('ran') and _without_verify(existing) == _without_verify(document):
+        return existing
+    return document

@@ -1,0 +1,79 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The xfs role's filters: selection + plan, signature verdicts, read-back lookup."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.filter import xfs_volume
+
+GIB = 1024 ** 3
+
+
+def namespace(name, ctrl, **kwargs):
+    entry = {'name': name, 'device': '/dev/' + name, 'controllers': [ctrl], 'wwid': 'wwid-' + name,
+             'size_bytes': 4 * GIB, 'optimal_io_size': 512, 'holders': [], 'mount_points': [], 'swap': False,
+             'is_os_drive': False, 'os_roles': [], 'partitions': []}
+    entry.update(kwargs)
+    return entry
+
+
+NVME = {
+    'controllers': [{'name': 'nvme0', 'serial': 'OS0001', 'io_queues': 2},
+                    {'name': 'nvme1', 'serial': 'DATA0001', 'io_queues': 2},
+                    {'name': 'nvme2', 'serial': 'DATA0002', 'io_queues': 2}],
+    'namespaces': [namespace('nvme0n1', 'nvme0', is_os_drive=True, os_roles=['/']),
+                   namespace('nvme1n1', 'nvme1', holders=['md127']),
+                   namespace('nvme2n1', 'nvme2', holders=['md127'])],
+}
+SELECTION = {'serials': ['DATA0001', 'DATA0002']}
+SETTINGS = {'chunk': '1M', 'mount_point': '/mnt/checkpoints', 'mount_options': ['noatime'], 'md_name': 'ckpt'}
+
+
+def test_members_held_by_the_roles_own_array_are_selected_only_when_named():
+    refused = xfs_volume.xfs_volume_plan(NVME, SELECTION, SETTINGS)
+    assert refused['selection']['selected'] == [] and len(refused['selection']['refused']) == 2
+    assert refused['errors'] == ['no data drive selected: nothing to build the volume on']
+    plan = xfs_volume.xfs_volume_plan({'nvme': NVME}, SELECTION, SETTINGS, '8579448832', ['md127'])
+    assert [m['device'] for m in plan['selection']['selected']] == ['/dev/nvme1n1', '/dev/nvme2n1']
+    assert plan['errors'] == [] and plan['size_estimated'] is False and plan['agcount'] == 4
+
+
+def test_a_single_drive_mounted_at_the_volumes_mount_point_is_selected():
+    nvme = {'controllers': NVME['controllers'],
+            'namespaces': [namespace('nvme1n1', 'nvme1', mount_points=['/mnt/checkpoints'])]}
+    plan = xfs_volume.xfs_volume_plan(nvme, {'serials': ['DATA0001']}, SETTINGS, '')
+    assert plan['errors'] == [] and plan['target'] == '/dev/nvme1n1'
+    other = xfs_volume.xfs_volume_plan(nvme, {'serials': ['DATA0001']}, dict(SETTINGS, mount_point='/srv/x'))
+    assert 'mounted by someone else at /mnt/checkpoints' in other['selection']['refused'][0]['reason']
+
+
+@pytest.mark.parametrize('args, fragment', [
+    ((NVME, None, SETTINGS), 'checkpoint_io_data_drives is not set'),
+    ((NVME, SELECTION, 'x'), 'expected a dict of settings'),
+    ((NVME, SELECTION, SETTINGS, 'big'), 'target_size_bytes must be an integer'),
+])
+def test_unusable_input_raises(args, fragment):
+    with pytest.raises(AnsibleFilterError, match=fragment):
+        xfs_volume.xfs_volume_plan(*args)
+
+
+def test_signature_verdicts_and_verify_wrappers():
+    out = xfs_volume.xfs_signature_verdicts('{"signatures": []}', ['/dev/nvme1n1'])
+    assert out['devices'][0]['verdict'] == 'clean' and out['refused'] == []
+    with pytest.raises(AnsibleFilterError, match='xfs_signature_verdicts'):
+        xfs_volume.xfs_signature_verdicts('garbage', ['/dev/nvme1n1'])
+    plan = xfs_volume.xfs_volume_plan(NVME, SELECTION, SETTINGS, 8579448832, ['md127'])
+    assert xfs_volume.xfs_verify_volume(plan, {'xfs': {'filesystems': []}}) == [
+        'nothing is mounted at /mnt/checkpoints']
+    fs = {'mount_point': '/mnt/checkpoints', 'agcount': 3}
+    assert 'agcount is 3 (xfs_info), asked 4' in xfs_volume.xfs_verify_volume(plan, {'filesystems': [fs]})
+    with pytest.raises(AnsibleFilterError):
+        xfs_volume.xfs_verify_volume('plan', {})
+    names = sorted(xfs_volume.FilterModule().filters())
+    assert names == ['xfs_signature_verdicts', 'xfs_verify_volume', 'xfs_volume_plan']

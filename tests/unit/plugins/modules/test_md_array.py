@@ -1,0 +1,491 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The md_array module against a fake node: fake /dev, /proc/mdstat and /sys trees and a fake mdadm/wipefs that
+behave like mdadm 4.2 and util-linux 2.38 on the lab (outputs in the formats measured there)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import contextlib
+import json
+import os
+import shutil
+
+import pytest
+
+from ansible.module_utils import basic
+from ansible.module_utils.common.text.converters import to_bytes
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.modules import md_array
+
+try:  # ansible-core >= 2.19
+    from ansible.module_utils.testing import patch_module_args
+except ImportError:  # pragma: no cover - older ansible-core
+    patch_module_args = None
+
+MIB = 1024 * 1024
+UUID = 'e78a7203:e730df8e:32ae8ffc:b4fc9ee8'
+CONF = """# mdadm.conf
+HOMEHOST <system>
+
+MAILADDR root
+"""
+CREATE = ['/usr/sbin/mdadm', '--create', '/dev/md/ckpt', '--run', '--metadata=1.2', '--level=raid0',
+          '--raid-devices=2', '--chunk=1024K', '--name=ckpt', '/dev/nvme1n1', '/dev/nvme2n1']
+
+
+@contextlib.contextmanager
+def module_args(args):
+    if patch_module_args is not None:
+        with patch_module_args(args):
+            yield
+        return
+    old = basic._ANSIBLE_ARGS  # pragma: no cover
+    basic._ANSIBLE_ARGS = to_bytes(json.dumps({'ANSIBLE_MODULE_ARGS': args}))  # pragma: no cover
+    try:  # pragma: no cover
+        yield
+    finally:  # pragma: no cover
+        basic._ANSIBLE_ARGS = old
+
+
+def write(path, text):
+    if not os.path.isdir(os.path.dirname(path)):
+        os.makedirs(os.path.dirname(path))
+    with open(path, 'w') as handle:
+        handle.write(text)
+
+
+class FakeNode(object):
+    """A node with two 4 GiB data drives, md and the commands the module runs."""
+
+    def __init__(self, base):
+        self.base = str(base)
+        self.dev = os.path.join(self.base, 'dev')
+        self.proc = os.path.join(self.base, 'proc')
+        self.sys = os.path.join(self.base, 'sys')
+        self.conf = os.path.join(self.base, 'etc', 'mdadm', 'mdadm.conf')
+        write(self.conf, CONF)
+        self.log = []
+        self.arrays = {}          # kernel -> {name, uuid, md_name, members, chunk, level, metadata, mounted}
+        self.superblocks = {}     # member kernel -> {uuid, md_name, level, devices}
+        self.signatures = {}      # member kernel -> [wipefs signature dicts]
+        self.fail = {}            # argv[1] -> (rc, stderr)
+        for name in ('nvme1n1', 'nvme2n1', 'nvme3n1'):
+            write(os.path.join(self.dev, name), '')
+            os.makedirs(os.path.join(self.sys, 'class', 'block', name, 'holders'))
+        os.makedirs(os.path.join(self.dev, 'disk', 'by-id'))
+        os.symlink('../../nvme2n1', os.path.join(self.dev, 'disk', 'by-id', 'nvme-DATA0002'))
+        self.write_mdstat()
+
+    # ---- the kernel's view
+    def write_mdstat(self):
+        lines = ['Personalities : [raid0] ']
+        for kernel, array in sorted(self.arrays.items()):
+            members = ' '.join('%s[%d]' % (m, i) for i, m in reversed(list(enumerate(array['members']))))
+            lines.append('%s : active raid0 %s' % (kernel, members))
+            lines.append('      8378368 blocks super %s %dk chunks' % (array['metadata'], array['chunk'] // 1024))
+            lines.append('      ')
+        lines.append('unused devices: <none>')
+        write(os.path.join(self.proc, 'mdstat'), '\n'.join(lines) + '\n')
+
+    def activate(self, kernel, array):
+        self.arrays[kernel] = array
+        write(os.path.join(self.dev, kernel), '')
+        os.makedirs(os.path.join(self.dev, 'md'), exist_ok=True)
+        os.symlink('../' + kernel, os.path.join(self.dev, 'md', array['name']))
+        write(os.path.join(self.sys, 'class', 'block', kernel, 'size'), '16756736\n')
+        raw = array['uuid'].replace(':', '')
+        write(os.path.join(self.sys, 'class', 'block', kernel, 'md', 'uuid'),
+              '%s-%s-%s-%s-%s\n' % (raw[:8], raw[8:12], raw[12:16], raw[16:20], raw[20:]))
+        for member in array['members']:
+            os.makedirs(os.path.join(self.sys, 'class', 'block', member, 'holders', kernel))
+        self.write_mdstat()
+
+    def deactivate(self, kernel):
+        array = self.arrays.pop(kernel)
+        os.remove(os.path.join(self.dev, kernel))
+        for link in os.listdir(os.path.join(self.dev, 'md')):
+            if os.readlink(os.path.join(self.dev, 'md', link)) == '../' + kernel:
+                os.remove(os.path.join(self.dev, 'md', link))
+        shutil.rmtree(os.path.join(self.sys, 'class', 'block', kernel))
+        for member in array['members']:
+            os.rmdir(os.path.join(self.sys, 'class', 'block', member, 'holders', kernel))
+        self.write_mdstat()
+
+    def kernel(self, path):
+        return os.path.basename(os.path.realpath(os.path.join(self.dev, path[len('/dev/'):])))
+
+    def add_array(self, uuid=UUID, chunk=MIB, members=('nvme1n1', 'nvme2n1'), name='ckpt'):
+        """An array made earlier (superblocks written, running)."""
+        for member in members:
+            self.superblocks[member] = {'uuid': uuid, 'md_name': 'lab-node:' + name, 'level': 'raid0',
+                                        'devices': len(members)}
+            self.signatures[member] = [self.raid_signature(member, uuid, name)]
+        self.activate('md127', {'name': name, 'uuid': uuid, 'md_name': 'lab-node:' + name,
+                                'members': list(members), 'chunk': chunk, 'level': 'raid0', 'metadata': '1.2',
+                                'mounted': False})
+
+    @staticmethod
+    def raid_signature(member, uuid, name):
+        dashed = uuid.replace(':', '')
+        dashed = '%s-%s-%s-%s-%s' % (dashed[:8], dashed[8:12], dashed[12:16], dashed[16:20], dashed[20:])
+        return {'device': member, 'offset': '0x1000', 'type': 'linux_raid_member', 'uuid': dashed,
+                'label': 'lab-node:' + name, 'usage': 'raid'}
+
+    # ---- commands
+    def __call__(self, module, args, **kwargs):
+        argv = list(args)
+        self.log.append(argv)
+        tool = os.path.basename(argv[0])
+        if argv[1] in self.fail:
+            rc, err = self.fail[argv[1]]
+            return rc, '', err
+        return getattr(self, 'run_' + tool.replace('-', '_'))(argv)
+
+    def run_udevadm(self, argv):
+        return 0, '', ''
+
+    def run_update_initramfs(self, argv):
+        return 0, 'update-initramfs: Generating /boot/initrd.img-6.1.0-50-amd64\n', ''
+
+    def run_wipefs(self, argv):
+        if argv[1] == '--all':
+            self.signatures.pop(self.kernel(argv[2]), None)
+            self.superblocks.pop(self.kernel(argv[2]), None)
+            return 0, '', ''
+        devices = argv[argv.index('--output') + 2:]
+        found = []
+        for device in devices:
+            for sig in self.signatures.get(self.kernel(device), []):
+                found.append(dict(sig, device=os.path.basename(device)))
+        return 0, json.dumps({'signatures': found}, indent=3), ''
+
+    def run_mdadm(self, argv):
+        mode = argv[1]
+        if mode == '--detail':
+            kernel = self.kernel(argv[3])
+            if kernel not in self.arrays:
+                return 1, '', 'mdadm: cannot open %s: No such file or directory\n' % argv[3]
+            array = self.arrays[kernel]
+            lines = ['MD_LEVEL=raid0', 'MD_DEVICES=%d' % len(array['members']), 'MD_METADATA=1.2',
+                     'MD_UUID=' + array['uuid'], 'MD_DEVNAME=' + array['name'], 'MD_NAME=' + array['md_name']]
+            return 0, '\n'.join(lines) + '\n', ''
+        if mode == '--examine':
+            sb = self.superblocks.get(self.kernel(argv[3]))
+            if not sb:
+                return 1, '', 'mdadm: No md superblock detected on %s.\n' % argv[3]
+            lines = ['MD_LEVEL=' + sb['level'], 'MD_DEVICES=%d' % sb['devices'], 'MD_NAME=' + sb['md_name'],
+                     'MD_UUID=' + sb['uuid'], 'MD_EVENTS=0']
+            return 0, '\n'.join(lines) + '\n', ''
+        if mode == '--create':
+            options = dict(arg[2:].split('=', 1) for arg in argv if arg.startswith('--') and '=' in arg)
+            members = [self.kernel(a) for a in argv if a.startswith('/dev/') and not a.startswith('/dev/md/')]
+            for member in members:
+                self.superblocks[member] = {'uuid': UUID, 'md_name': 'lab-node:' + options['name'],
+                                            'level': options['level'], 'devices': len(members)}
+                self.signatures[member] = [self.raid_signature(member, UUID, options['name'])]
+            self.activate('md127', {'name': options['name'], 'uuid': UUID, 'md_name': 'lab-node:' + options['name'],
+                                    'members': members, 'chunk': int(options['chunk'][:-1]) * 1024,
+                                    'level': options['level'], 'metadata': options['metadata'], 'mounted': False})
+            return 0, '', 'mdadm: array %s started.\n' % argv[2]
+        if mode == '--assemble':
+            members = [self.kernel(a) for a in argv[4:]]
+            sb = self.superblocks[members[0]]
+            self.activate('md127', {'name': argv[2].split('/')[-1], 'uuid': sb['uuid'], 'md_name': sb['md_name'],
+                                    'members': members, 'chunk': self.assemble_chunk, 'level': 'raid0',
+                                    'metadata': '1.2', 'mounted': False})
+            return 0, '', 'mdadm: %s has been started with %d drives.\n' % (argv[2], len(members))
+        if mode == '--stop':
+            kernel = self.kernel(argv[2])
+            if self.arrays[kernel]['mounted']:
+                return 1, '', 'mdadm: Cannot get exclusive access to %s:Perhaps a running process, mounted ' \
+                              'filesystem or active volume group?\n' % argv[2]
+            self.deactivate(kernel)
+            return 0, '', 'mdadm: stopped %s\n' % argv[2]
+        if mode == '--zero-superblock':
+            kernel = self.kernel(argv[2])
+            self.superblocks.pop(kernel, None)
+            self.signatures[kernel] = [s for s in self.signatures.get(kernel, []) if s['type'] != 'linux_raid_member']
+            return 0, '', ''
+        raise AssertionError('unexpected mdadm call %r' % argv)
+
+    assemble_chunk = MIB
+
+    def commands(self, *modes):
+        return [argv for argv in self.log if argv[1] in modes]
+
+    def read_conf(self):
+        with open(self.conf) as handle:
+            return handle.read()
+
+
+@pytest.fixture
+def node(tmp_path, monkeypatch):
+    fake = FakeNode(tmp_path)
+
+    def run_command(self, args, **kwargs):
+        return fake(self, args, **kwargs)
+
+    monkeypatch.setattr(basic.AnsibleModule, 'run_command', run_command)
+    monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path',
+                        lambda self, name, required=False, opt_dirs=None: '/usr/sbin/' + name)
+    return fake
+
+
+def run(capsys, node, check=False, diff=True, **params):
+    args = dict(params, devfs_root=node.dev, procfs_root=node.proc, sysfs_root=node.sys, conf_file=node.conf,
+                _ansible_check_mode=check, _ansible_diff=diff)
+    args.setdefault('name', 'ckpt')
+    if args.get('state', 'present') == 'present':
+        args.setdefault('members', ['/dev/nvme1n1', '/dev/nvme2n1'])
+        args.setdefault('chunk', '1M')
+    with module_args(args):
+        with pytest.raises(SystemExit) as exc:
+            md_array.main()
+    return exc.value.code, json.loads(capsys.readouterr().out)
+
+
+# ------------------------------------------------------------------ check mode
+def test_check_mode_returns_the_planned_mdadm_argv_and_runs_nothing(node, capsys):
+    rc, out = run(capsys, node, check=True)
+    assert rc == 0, out
+    assert out['changed'] is True and out['action'] == 'created'
+    assert out['commands'] == [CREATE]
+    assert node.commands('--create', '--stop', '--zero-superblock') == []
+    assert node.arrays == {} and node.read_conf() == CONF
+    assert out['conf_changed'] is True and 'UUID=<assigned by mdadm --create>' in out['conf_line']
+    assert out['diff'][0]['before'] == 'absent\n'
+    assert out['diff'][0]['after'] == 'raid0, chunk 1024K, members nvme1n1, nvme2n1 (created)\n'
+    assert out['diff'][1]['before'] == CONF and 'ARRAY /dev/md/ckpt' in out['diff'][1]['after']
+    assert out['kernel_name'] is None and out['uuid'] is None
+
+
+# ------------------------------------------------------------------ create, persist, idempotence
+def test_create_persists_the_array_line_and_is_idempotent(node, capsys):
+    rc, out = run(capsys, node)
+    assert rc == 0, out
+    assert out['changed'] is True and out['action'] == 'created'
+    assert out['commands'] == [CREATE]
+    assert out['kernel_name'] == 'md127' and out['uuid'] == UUID and out['md_name'] == 'lab-node:ckpt'
+    assert out['members'] == ['nvme1n1', 'nvme2n1'] and out['chunk_bytes'] == MIB
+    assert out['size_bytes'] == 16756736 * 512 and out['level'] == 'raid0' and out['metadata'] == '1.2'
+    line = 'ARRAY /dev/md/ckpt metadata=1.2 UUID=%s name=lab-node:ckpt' % UUID
+    assert out['conf_line'] == line and out['initramfs_updated'] is False
+    assert node.read_conf() == CONF + md_array.MARKER % 'ckpt' + '\n' + line + '\n'
+    assert out['signatures'] == []
+
+    rc, again = run(capsys, node, uuid=UUID)
+    assert rc == 0 and again['changed'] is False and again['action'] == 'none', again
+    assert again['commands'] == [] and again['conf_changed'] is False
+    assert len(node.commands('--create')) == 1
+
+
+def test_update_initramfs_only_when_asked_and_the_conf_changed(node, capsys):
+    rc, out = run(capsys, node, update_initramfs=True)
+    assert rc == 0 and out['initramfs_updated'] is True
+    assert out['commands'][-1] == ['/usr/sbin/update-initramfs', '-u']
+    rc, again = run(capsys, node, update_initramfs=True)
+    assert again['initramfs_updated'] is False and again['commands'] == []
+
+
+def test_persist_false_leaves_the_conf_alone(node, capsys):
+    rc, out = run(capsys, node, persist=False)
+    assert rc == 0 and out['conf_line'] is None and node.read_conf() == CONF
+
+
+def test_the_array_line_is_replaced_in_place(node, capsys):
+    write(node.conf, CONF + 'ARRAY /dev/md/ckpt metadata=1.2 UUID=00000000:00000000:00000000:00000000\n'
+                            'ARRAY /dev/md/other metadata=1.2 UUID=11111111:11111111:11111111:11111111\n')
+    rc, out = run(capsys, node)
+    assert rc == 0
+    lines = node.read_conf().splitlines()
+    assert lines[-3:] == [md_array.MARKER % 'ckpt', out['conf_line'],
+                          'ARRAY /dev/md/other metadata=1.2 UUID=11111111:11111111:11111111:11111111']
+    rc, again = run(capsys, node)
+    assert again['changed'] is False
+
+
+def test_existing_array_without_its_line_gets_it(node, capsys):
+    node.add_array()
+    rc, out = run(capsys, node)
+    assert rc == 0 and out['action'] == 'none' and out['changed'] is True and out['conf_changed'] is True
+    assert out['commands'] == []
+
+
+# ------------------------------------------------------------------ refusals (nothing changed)
+def test_members_with_signatures_are_refused_without_force(node, capsys):
+    node.signatures['nvme1n1'] = [{'device': 'nvme1n1', 'offset': '0x438', 'type': 'ext4',
+                                   'uuid': '68efbee8-e2fc-4726-b513-4e32e0991b1b', 'label': None,
+                                   'usage': 'filesystem'}]
+    rc, out = run(capsys, node)
+    assert rc == 1
+    assert out['msg'] == ('refusing to create /dev/md/ckpt: /dev/nvme1n1 carries ext4 signature (UUID '
+                          '68efbee8-e2fc-4726-b513-4e32e0991b1b, offset 0x438). Nothing was changed; force=true '
+                          'erases these signatures (wipefs --all) and what they hold.')
+    assert node.commands('--create') == [] and node.read_conf() == CONF
+
+
+def test_force_erases_the_signatures_first(node, capsys):
+    node.signatures['nvme2n1'] = [{'device': 'nvme2n1', 'offset': '0x200', 'type': 'gpt', 'uuid': None,
+                                   'label': None, 'usage': 'partition table'}]
+    rc, out = run(capsys, node, force=True, check=True)
+    assert out['commands'] == [['/usr/sbin/wipefs', '--all', '/dev/nvme2n1'], CREATE]
+    assert node.signatures['nvme2n1'] and node.arrays == {}
+    rc, out = run(capsys, node, force=True)
+    assert rc == 0 and out['action'] == 'created'
+    assert out['commands'] == [['/usr/sbin/wipefs', '--all', '/dev/nvme2n1'], CREATE]
+
+
+def test_by_id_links_are_members_too(node, capsys):
+    node.signatures['nvme2n1'] = [{'device': 'nvme2n1', 'offset': '0x0', 'type': 'xfs', 'uuid': 'x'}]
+    rc, out = run(capsys, node, members=['/dev/nvme1n1', '/dev/disk/by-id/nvme-DATA0002'])
+    assert rc == 1 and '/dev/disk/by-id/nvme-DATA0002 carries xfs signature' in out['msg']
+
+
+@pytest.mark.parametrize('params, fragment', [
+    ({'chunk': '1X'}, "chunk: '1X' is not a size"),
+    ({'chunk': '3M'}, 'not a power of two'),
+    ({'chunk': '2K'}, 'below the minimum'),
+    ({'members': ['/dev/nvme1n1']}, 'at least two members, got 1'),
+    ({'members': ['/dev/nvme1n1', '/dev/nvme9n1']}, 'members: /dev/nvme9n1 does not exist'),
+    ({'members': ['/dev/nvme2n1', '/dev/disk/by-id/nvme-DATA0002']}, 'nvme2n1 is given twice'),
+    ({'name': 'a/b'}, "name: 'a/b' must be a plain name"),
+    ({'level': 'raid1'}, 'value of level must be one of: raid0, got: raid1'),
+])
+def test_bad_parameters_are_refused(node, capsys, params, fragment):
+    rc, out = run(capsys, node, **params)
+    assert rc == 1 and fragment in out['msg'], out
+    assert node.commands('--create', '--assemble') == []
+
+
+def test_an_existing_array_with_another_chunk_is_never_touched(node, capsys):
+    node.add_array(chunk=512 * 1024)
+    rc, out = run(capsys, node)
+    assert rc == 1
+    assert out['msg'].startswith('/dev/md/ckpt (md127) already exists with chunk 524288 bytes (asked 1048576)')
+    assert node.commands('--stop', '--create') == [] and 'md127' in node.arrays
+
+
+def test_an_existing_array_with_another_uuid_is_refused(node, capsys):
+    node.add_array()
+    rc, out = run(capsys, node, uuid='00000000-0000-0000-0000-000000000000')
+    assert rc == 1 and 'UUID %s (asked 00000000-0000-0000-0000-000000000000)' % UUID in out['msg']
+
+
+def test_members_of_another_running_array_are_refused(node, capsys):
+    node.add_array(name='other', members=('nvme2n1', 'nvme3n1'))
+    rc, out = run(capsys, node)
+    assert rc == 1 and out['msg'] == 'nvme2n1: already a member of the running array md127; nothing was changed'
+
+
+def test_members_with_holders_are_refused(node, capsys):
+    os.makedirs(os.path.join(node.sys, 'class', 'block', 'nvme1n1', 'holders', 'dm-0'))
+    rc, out = run(capsys, node)
+    assert rc == 1 and out['msg'] == 'nvme1n1 has holders (dm-0): it is in use; nothing was changed'
+
+
+def test_an_array_the_initramfs_named_otherwise_is_found_by_uuid_or_members(node, capsys):
+    """Debian's initramfs assembles arrays with its own (older) mdadm.conf: /dev/md/<host>:<name>, no ckpt link."""
+    node.add_array()
+    os.rename(os.path.join(node.dev, 'md', 'ckpt'), os.path.join(node.dev, 'md', 'lab-node:ckpt'))
+    rc, out = run(capsys, node, uuid=UUID)
+    assert rc == 0 and out['action'] == 'none' and out['kernel_name'] == 'md127' and out['path'] == '/dev/md127'
+    assert node.commands('--create', '--assemble') == []
+    rc, out = run(capsys, node)  # no uuid: the running array of exactly these members named ckpt
+    assert rc == 0 and out['action'] == 'none' and out['uuid'] == UUID
+    rc, out = run(capsys, node, state='absent', uuid=UUID)
+    assert rc == 0 and out['commands'] == [['/usr/sbin/mdadm', '--stop', '/dev/md127']] and node.arrays == {}
+
+
+def test_a_failing_mdadm_is_reported(node, capsys):
+    node.fail['--create'] = (1, 'mdadm: cannot open /dev/nvme1n1: Device or resource busy\n')
+    rc, out = run(capsys, node)
+    assert rc == 1 and 'Device or resource busy' in out['msg'] and out['commands'] == [CREATE]
+
+
+# ------------------------------------------------------------------ assemble
+def test_a_stopped_array_of_ours_is_assembled_not_created(node, capsys):
+    node.add_array()
+    node.deactivate('md127')
+    rc, out = run(capsys, node, check=True, uuid=UUID)
+    assert out['action'] == 'assembled'
+    assert out['commands'] == [['/usr/sbin/mdadm', '--assemble', '/dev/md/ckpt', '--uuid=' + UUID,
+                                '/dev/nvme1n1', '/dev/nvme2n1']]
+    rc, out = run(capsys, node, uuid=UUID)
+    assert rc == 0 and out['action'] == 'assembled' and out['kernel_name'] == 'md127'
+    assert node.commands('--create') == []
+
+
+def test_superblocks_of_another_array_are_signatures(node, capsys):
+    node.add_array()
+    node.deactivate('md127')
+    rc, out = run(capsys, node, uuid='00000000-0000-0000-0000-000000000000')
+    assert rc == 1 and 'carries linux_raid_member signature' in out['msg']
+
+
+def test_an_assembled_array_with_another_chunk_is_stopped_again(node, capsys):
+    node.add_array()
+    node.deactivate('md127')
+    node.assemble_chunk = 512 * 1024
+    rc, out = run(capsys, node)
+    assert rc == 1 and 'assembled with chunk 524288 bytes (asked 1048576) (stopped again)' in out['msg']
+    assert node.arrays == {}
+
+
+# ------------------------------------------------------------------ absent
+def test_absent_stops_the_array_and_removes_its_line(node, capsys):
+    run(capsys, node)
+    rc, out = run(capsys, node, state='absent', uuid=UUID, check=True)
+    assert out['changed'] is True and out['commands'] == [['/usr/sbin/mdadm', '--stop', '/dev/md127']]
+    assert 'md127' in node.arrays
+    rc, out = run(capsys, node, state='absent', uuid=UUID)
+    assert rc == 0 and out['action'] == 'stopped' and out['changed'] is True
+    assert node.arrays == {} and node.read_conf() == CONF
+    assert node.superblocks  # without force the superblocks stay
+    rc, again = run(capsys, node, state='absent', uuid=UUID)
+    assert again['changed'] is False and again['commands'] == []
+
+
+def test_absent_with_force_erases_only_this_arrays_superblocks(node, capsys):
+    run(capsys, node)
+    node.superblocks['nvme3n1'] = {'uuid': '11111111:11111111:11111111:11111111', 'md_name': 'x:other',
+                                   'level': 'raid0', 'devices': 2}
+    rc, out = run(capsys, node, state='absent', uuid=UUID, force=True,
+                  members=['/dev/nvme1n1', '/dev/nvme2n1', '/dev/nvme3n1'])
+    assert rc == 0
+    assert out['commands'] == [['/usr/sbin/mdadm', '--stop', '/dev/md127'],
+                               ['/usr/sbin/mdadm', '--zero-superblock', '/dev/nvme1n1'],
+                               ['/usr/sbin/mdadm', '--zero-superblock', '/dev/nvme2n1']]
+    assert sorted(node.superblocks) == ['nvme3n1']
+
+
+def test_absent_with_force_on_a_stopped_array(node, capsys):
+    run(capsys, node)
+    run(capsys, node, state='absent', uuid=UUID)
+    rc, out = run(capsys, node, state='absent', uuid=UUID, force=True, members=['/dev/nvme1n1', '/dev/nvme2n1'])
+    assert rc == 0 and out['action'] == 'absent' and out['changed'] is True
+    assert node.superblocks == {}
+
+
+def test_absent_refuses_another_arrays_uuid_and_a_mounted_array(node, capsys):
+    node.add_array()
+    rc, out = run(capsys, node, state='absent', uuid='00000000000000000000000000000000')
+    assert rc == 1 and "not stopping someone else's array" in out['msg']
+    node.arrays['md127']['mounted'] = True
+    rc, out = run(capsys, node, state='absent', uuid=UUID)
+    assert rc == 1 and 'Cannot get exclusive access' in out['msg'] and 'md127' in node.arrays
+
+
+def test_nothing_to_stop(node, capsys):
+    rc, out = run(capsys, node, state='absent')
+    assert rc == 0 and out['changed'] is False and out['action'] == 'none'
+
+
+def test_helpers():
+    assert md_array.parse_export("MD_LEVEL=raid0\nMD_NAME='x:y'\nnoise\n") == {'MD_LEVEL': 'raid0', 'MD_NAME': 'x:y'}
+    assert md_array.name_matches('lab-node:ckpt', 'ckpt') and md_array.name_matches('ckpt', 'ckpt')
+    assert not md_array.name_matches('lab-node:ckpt2', 'ckpt') and not md_array.name_matches(None, 'ckpt')
+    assert md_array.colon_uuid('e78a7203-e730-df8e-32ae-8ffcb4fc9ee8') == UUID
+    assert md_array.colon_uuid('short') == 'short'
+    assert md_array.update_conf('', '/dev/md/x', None, None, 'x') == ''
