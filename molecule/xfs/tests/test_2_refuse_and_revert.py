@@ -10,6 +10,7 @@ import json
 from xfs_node import (
     CHECKPOINT_DIR,
     MOUNT_POINT,
+    data_names,
     fstab_lines,
     mount_entry,
     playbook,
@@ -26,9 +27,12 @@ def snapshot(state):
 
 
 def signatures(state):
+    """{data drive: [signature types]} (the OS drive is left out)."""
+    names = data_names(state)
     by_device = {}
     for sig in parse_wipefs_json(state["wipefs"]["stdout"]):
-        by_device.setdefault(sig["device"], []).append(sig["type"])
+        if sig["device"] in names:
+            by_device.setdefault(sig["device"], []).append(sig["type"])
     return by_device
 
 
