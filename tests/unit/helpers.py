@@ -1,5 +1,8 @@
 """Small helpers shared by the unit tests."""
+import contextlib
 import os
+
+from ansible.module_utils.testing import patch_module_args
 
 from conftest import FIXTURES
 
@@ -14,3 +17,10 @@ def subset(actual, expected):
     """Assert every key of ``expected`` has that value in ``actual``."""
     for key, value in expected.items():
         assert actual[key] == value, "%s: %r != %r" % (key, actual[key], value)
+
+
+@contextlib.contextmanager
+def module_args(args):
+    """Run a module's main() with ``args`` as its parameters (ansible-core 2.19's patch_module_args)."""
+    with patch_module_args(args):
+        yield

@@ -6,42 +6,22 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import contextlib
 import errno
 import json
 import os
 
 import pytest
 
-from ansible.module_utils import basic
-from ansible.module_utils.common.text.converters import to_bytes
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import block_queue as bq
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import block_queue
 
-try:  # ansible-core >= 2.19
-    from ansible.module_utils.testing import patch_module_args
-except ImportError:  # pragma: no cover - older ansible-core
-    patch_module_args = None
+from helpers import module_args
 
 ORIGINAL = {'scheduler': 'none', 'nr_requests': 1023, 'read_ahead_kb': 128, 'max_sectors_kb': 512,
             'nomerges': 0, 'rq_affinity': 1}
 TUNED = {'scheduler': 'none', 'nr_requests': 512, 'read_ahead': '1M', 'max_sectors_kb': 256, 'nomerges': 2,
          'rq_affinity': 2}
-
-
-@contextlib.contextmanager
-def module_args(args):
-    if patch_module_args is not None:
-        with patch_module_args(args):
-            yield
-        return
-    old = basic._ANSIBLE_ARGS  # pragma: no cover
-    basic._ANSIBLE_ARGS = to_bytes(json.dumps({'ANSIBLE_MODULE_ARGS': args}))  # pragma: no cover
-    try:  # pragma: no cover
-        yield
-    finally:  # pragma: no cover
-        basic._ANSIBLE_ARGS = old
 
 
 def write(path, text):

@@ -6,7 +6,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import contextlib
 import json
 
 import pytest
@@ -15,28 +14,10 @@ import yaml
 from checkpoint_io_fake_node import build_node, standard_runner
 
 from ansible.module_utils import basic
-from ansible.module_utils.common.text.converters import to_bytes
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import checkpoint_io_facts
 
-try:  # ansible-core >= 2.19
-    from ansible.module_utils.testing import patch_module_args
-except ImportError:  # pragma: no cover - older ansible-core
-    patch_module_args = None
-
-
-@contextlib.contextmanager
-def module_args(args):
-    if patch_module_args is not None:
-        with patch_module_args(args):
-            yield
-        return
-    old = basic._ANSIBLE_ARGS  # pragma: no cover
-    basic._ANSIBLE_ARGS = to_bytes(json.dumps({'ANSIBLE_MODULE_ARGS': args}))  # pragma: no cover
-    try:  # pragma: no cover
-        yield
-    finally:  # pragma: no cover
-        basic._ANSIBLE_ARGS = old
+from helpers import module_args
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import contextlib
 import json
 import os
 import shutil
@@ -15,14 +14,10 @@ import shutil
 import pytest
 
 from ansible.module_utils import basic
-from ansible.module_utils.common.text.converters import to_bytes
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import md_array
 
-try:  # ansible-core >= 2.19
-    from ansible.module_utils.testing import patch_module_args
-except ImportError:  # pragma: no cover - older ansible-core
-    patch_module_args = None
+from helpers import module_args
 
 MIB = 1024 * 1024
 UUID = 'e78a7203:e730df8e:32ae8ffc:b4fc9ee8'
@@ -33,20 +28,6 @@ MAILADDR root
 """
 CREATE = ['/usr/sbin/mdadm', '--create', '/dev/md/ckpt', '--run', '--metadata=1.2', '--level=raid0',
           '--raid-devices=2', '--chunk=1024K', '--name=ckpt', '/dev/nvme1n1', '/dev/nvme2n1']
-
-
-@contextlib.contextmanager
-def module_args(args):
-    if patch_module_args is not None:
-        with patch_module_args(args):
-            yield
-        return
-    old = basic._ANSIBLE_ARGS  # pragma: no cover
-    basic._ANSIBLE_ARGS = to_bytes(json.dumps({'ANSIBLE_MODULE_ARGS': args}))  # pragma: no cover
-    try:  # pragma: no cover
-        yield
-    finally:  # pragma: no cover
-        basic._ANSIBLE_ARGS = old
 
 
 def write(path, text):
