@@ -23,8 +23,7 @@ step lint ansible-lint --profile production
 step sanity tests/sanity.sh
 step unit python -m pytest tests/unit
 step install tests/build_install.sh
-# molecule/xfs is still being made green (issue 4): run it with MOLECULE_SCENARIOS="xfs" until it joins this list.
-for scenario in ${MOLECULE_SCENARIOS:-default io_uring_engine block_layer}; do
+for scenario in ${MOLECULE_SCENARIOS:-default io_uring_engine block_layer xfs}; do
   step "molecule-$scenario" molecule test -s "$scenario"
 done
 # No lab node may outlive its scenario, passed or failed (zombies are dead already).
