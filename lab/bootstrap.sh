@@ -20,3 +20,10 @@ if [ ! -x .venv/bin/molecule ] || ! cmp -s requirements-dev.txt "$stamp"; then
   .venv/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
   cp requirements-dev.txt "$stamp"
 fi
+# --tests: also DeepSpeed's own aio parser for the tests (CPU only, about 1 minute): torch first, then deepspeed.
+ds_stamp=.venv/.requirements-deepspeed.txt
+if [ "${1:-}" = --tests ] && ! cmp -s requirements-deepspeed.txt "$ds_stamp"; then
+  .venv/bin/pip install -q --disable-pip-version-check "$(grep '^torch==' requirements-deepspeed.txt)"
+  .venv/bin/pip install -q --disable-pip-version-check -r requirements-deepspeed.txt
+  cp requirements-deepspeed.txt "$ds_stamp"
+fi

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Cross-layer queue-depth alignment filters. Each filter is documented in the YAML file of its name beside
-this file (queue_alignment.yml, knee_depth.yml, per_rank_depth.yml); the logic is in module_utils/alignment.py."""
+this file (queue_alignment.yml, knee_depth.yml, per_rank_depth.yml,
+finding_line.yml); the logic is in module_utils/alignment.py."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -34,6 +35,19 @@ def per_rank_depth(knee, ranks_per_drive, nr_requests):
     return _call('per_rank_depth', _alignment.per_rank_depth, knee, ranks_per_drive, nr_requests)
 
 
+def finding_line(finding):
+    """``findings | map('ai_storage.checkpoint_io.finding_line')``: one line per finding for messages and reports."""
+    if not isinstance(finding, dict) or 'message' not in finding:
+        raise AnsibleFilterError('finding_line: %r is not a finding of queue_alignment' % (finding,))
+    device = finding.get('device')
+    # the messages of queue_alignment mostly start with the device already
+    where = ' %s' % device if device and not str(finding['message']).startswith('%s:' % device) else ''
+    line = '%s%s: %s' % (finding.get('severity', 'info'), where, finding['message'])
+    if finding.get('fix'):
+        line += ' (fix: %s)' % finding['fix']
+    return line
+
+
 class FilterModule(object):
     """Queue-depth alignment filters."""
 
@@ -42,4 +56,5 @@ class FilterModule(object):
             'queue_alignment': queue_alignment,
             'knee_depth': knee_depth,
             'per_rank_depth': per_rank_depth,
+            'finding_line': finding_line,
         }

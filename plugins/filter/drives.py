@@ -13,10 +13,10 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection
 )
 
 
-def select_drives(nvme_facts, selection, allow_mounted_by=None):
+def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=None):
     """``ansible_facts.checkpoint_io.nvme | ai_storage.checkpoint_io.select_drives(checkpoint_io_data_drives)``."""
     try:
-        return _select_drives(nvme_facts, selection, allow_mounted_by=allow_mounted_by)
+        return _select_drives(nvme_facts, selection, allow_mounted_by=allow_mounted_by, allow_held_by=allow_held_by)
     except ValueError as exc:
         raise AnsibleFilterError('select_drives: %s' % exc)
 

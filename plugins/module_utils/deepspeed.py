@@ -214,3 +214,234 @@ def render_aio(block_size=None, queue_depth=None, intra_op_parallelism=None, sin
     if legacy_thread_count:
         aio['thread_count'] = aio['intra_op_parallelism']
     return aio
+
+
+# --- merging an aio section into a ds_config -----------------------------------------------------
+# Limits enforced on the values this collection writes (DeepSpeed itself checks none of them).
+AIO_BLOCK_ALIGN = 4096
+AIO_RANGES = {
+    'queue_depth': (1, 65535),
+    'intra_op_parallelism': (1, 1024),
+}
+THREAD_KEYS = ('intra_op_parallelism', 'thread_count', 'both')
+_TRUE_WORDS = ('true', 'yes', 'on', 'y', 't', '1')
+_FALSE_WORDS = ('false', 'no', 'off', 'n', 'f', '0')
+
+
+def _to_bool(value, name):
+    """A real bool from a bool or an Ansible-ish word (true/false, yes/no, on/off, 1/0); else ValueError."""
+    if isinstance(value, bool):
+        return value
+    if _is_int(value) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _TRUE_WORDS:
+            return True
+        if word in _FALSE_WORDS:
+            return False
+    raise ValueError('%s: %r is not a boolean (use true or false)' % (name, value))
+
+
+def _to_positive_int(value, name):
+    if isinstance(value, bool) or value is None:
+        raise ValueError('%s: %r is not an integer' % (name, value))
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    elif isinstance(value, str) and value.strip().lstrip('+-').isdigit():
+        value = int(value.strip())
+    if not _is_int(value):
+        raise ValueError('%s: %r is not an integer' % (name, value))
+    if value < 1:
+        raise ValueError('%s: %d is below the minimum 1' % (name, value))
+    return value
+
+
+def normalize_aio_values(values):
+    """Validate and convert the aio values asked for; return a new dict with real JSON types.
+
+    Keys are those of DeepSpeed's aio section (``AIO_DEFAULTS``); ``None`` values are skipped.
+    Booleans accept true/false, yes/no, on/off, 1/0 (bool, int or string) and become bools;
+    ``block_size`` accepts a size (``1M``, ``512K``, bytes) and must be a multiple of 4096;
+    ``queue_depth`` must be 1..65535 and ``intra_op_parallelism`` 1..1024.
+    Raises ValueError naming every bad value and its limit (all problems in one message).
+    """
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
+
+    if values is None:
+        return {}
+    if not isinstance(values, dict):
+        raise ValueError('aio must be a mapping of DeepSpeed aio keys, got %s' % type(values).__name__)
+    result = {}
+    errors = []
+    for key in values:
+        value = values[key]
+        if value is None:
+            continue
+        name = 'aio.%s' % key
+        try:
+            if key in LEGACY_KEYS:
+                raise ValueError('%s: set intra_op_parallelism and choose the name written with thread_key '
+                                 '(thread_count or both)' % name)
+            if key in IGNORED_KEYS:
+                raise ValueError('%s: %s' % (name, IGNORED_KEYS[key]))
+            if key not in AIO_DEFAULTS_DICT:
+                raise ValueError('%s is not a DeepSpeed aio key (known keys: %s)'
+                                 % (name, ', '.join(k for k, _v in AIO_DEFAULTS)))
+            if key in AIO_BOOL_KEYS:
+                result[key] = _to_bool(value, name)
+            elif key == 'block_size':
+                size = parse_size(value, name)
+                if size % AIO_BLOCK_ALIGN:
+                    raise ValueError('%s: %r (%d bytes) is not a multiple of %d (O_DIRECT I/O needs aligned '
+                                     'sizes); use e.g. %d' % (name, value, size, AIO_BLOCK_ALIGN,
+                                                              max(AIO_BLOCK_ALIGN, size - size % AIO_BLOCK_ALIGN)))
+                result[key] = size
+            else:
+                number = _to_positive_int(value, name)
+                low, high = AIO_RANGES[key]
+                if number > high:
+                    raise ValueError('%s: %d is above the limit %d (allowed %d..%d)' % (name, number, high, low, high))
+                result[key] = number
+        except ValueError as exc:
+            errors.append(str(exc))
+    if errors:
+        raise ValueError('; '.join(errors))
+    # presentation order of DeepSpeed's defaults
+    return dict((key, result[key]) for key, _default in AIO_DEFAULTS if key in result)
+
+
+def same_json(a, b):
+    """Equality of JSON values that tells true from 1 and 1 from 1.0 (key order does not matter)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return set(a) == set(b) and all(same_json(a[key], b[key]) for key in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _copy_json(value):
+    """A deep copy of a JSON value that keeps key order."""
+    if isinstance(value, dict):
+        return dict((key, _copy_json(item)) for key, item in value.items())
+    if isinstance(value, list):
+        return [_copy_json(item) for item in value]
+    return value
+
+
+def section_changes(before, after):
+    """(changed_keys, removed_keys) between two aio sections (None = absent)."""
+    before = before if isinstance(before, dict) else {}
+    after = after if isinstance(after, dict) else {}
+    changed = [key for key in after if key not in before or not same_json(before[key], after[key])]
+    removed = [key for key in before if key not in after]
+    return changed, removed
+
+
+def merge_aio(config, desired, thread_key='intra_op_parallelism', remove_ignored=True):
+    """Merge ``desired`` aio values into a parsed ds_config; return (new_config, changed_keys, removed_keys).
+
+    ``config`` is never mutated; every other key (nested ones too) and the key order are kept.
+    ``desired`` goes through ``normalize_aio_values``.  Only the keys given are managed, with these
+    clean-ups of the existing section:
+
+    * ``intra_op_parallelism`` is written under the name(s) ``thread_key`` selects (``thread_count`` is
+      the name DeepSpeed read before PR #7056); the other name, when present, is removed so the file
+      holds a single, unambiguous value (``both`` writes both names).
+    * with ``remove_ignored``, keys DeepSpeed ignores (``num_threads``, unknown keys) are removed.
+    * string booleans of unmanaged boolean keys (``"false"``, truthy for DeepSpeed) become booleans; a string
+      that is no boolean word raises ValueError (set the key in ``desired``).
+
+    A missing (or null) section is added at the end when there is anything to write.
+    Raises ValueError when ``config`` is not an object, ``aio`` is neither an object nor null, or a value is bad.
+    """
+    if thread_key not in THREAD_KEYS:
+        raise ValueError('thread_key must be one of %s, got %r' % (', '.join(THREAD_KEYS), thread_key))
+    if not isinstance(config, dict):
+        raise ValueError('the top level must be a JSON object, got %s' % type(config).__name__)
+    old = config.get(AIO)
+    if old is not None and not isinstance(old, dict):
+        raise ValueError('aio must be a JSON object, got %s' % type(old).__name__)
+    wanted = normalize_aio_values(desired)
+
+    section = _copy_json(old) if old is not None else {}
+    if remove_ignored:
+        for key in list(section):
+            if key not in KNOWN_KEYS:
+                del section[key]
+    for key in AIO_BOOL_KEYS:
+        if key in wanted or key not in section or not isinstance(section[key], str):
+            continue
+        try:
+            section[key] = _to_bool(section[key], 'aio.%s' % key)
+        except ValueError:
+            raise ValueError('aio.%s is the string %r in the file, which DeepSpeed treats as %s (any non-empty '
+                             'string is truthy) and which is no boolean word; set aio.%s to true or false'
+                             % (key, section[key], bool(section[key]), key))
+    for key, value in wanted.items():
+        if key != 'intra_op_parallelism':
+            section[key] = value
+            continue
+        names = ['intra_op_parallelism', 'thread_count'] if thread_key == 'both' else [thread_key]
+        for name in names:
+            section[name] = value
+        for name in ('intra_op_parallelism', 'thread_count'):
+            if name not in names and name in section:
+                del section[name]
+
+    changed, removed = section_changes(old, section)
+    new_config = _copy_json(config)
+    if changed or removed:
+        new_config[AIO] = section
+    return new_config, changed, removed
+
+
+# --- the record of the aio sections found before the first change (state=restored) ----------------
+AIO_RECORD_SCHEMA_VERSION = 1
+
+
+def empty_aio_record():
+    return {'schema_version': AIO_RECORD_SCHEMA_VERSION, 'files': {}}
+
+
+def check_aio_record(data, path):
+    """Raise ValueError unless ``data`` (parsed from ``path``) is an aio record."""
+    if not isinstance(data, dict) or not isinstance(data.get('files'), dict):
+        raise ValueError('the record file %s has no "files" mapping; fix or move it aside' % path)
+    return data
+
+
+def aio_record_entry(config, existed, path, now):
+    """The record entry of a file before its first change: whether it existed and its aio section (if any)."""
+    present = isinstance(config, dict) and AIO in config
+    return {
+        'path': path,
+        'existed': bool(existed),
+        'aio_present': present,
+        'aio': _copy_json(config[AIO]) if present else None,
+        'recorded_at': now,
+    }
+
+
+def restore_aio(config, entry):
+    """The config with the aio section of a record ``entry`` put back; every other key as it is now.
+
+    Returns (new_config, remove_file): ``remove_file`` is True when the module created the file and
+    nothing but the aio section is in it now.  ``config`` is None when the file no longer exists.
+    """
+    if config is None:
+        config = {}
+    if not isinstance(config, dict):
+        raise ValueError('the top level must be a JSON object, got %s' % type(config).__name__)
+    new_config = _copy_json(config)
+    if entry.get('aio_present'):
+        new_config[AIO] = _copy_json(entry.get('aio'))
+    else:
+        new_config.pop(AIO, None)
+    remove_file = not entry.get('existed', True) and not new_config
+    return new_config, remove_file
+
+
+def dump_config(config):
+    """The text written for a ds_config: 2-space indented JSON with a trailing newline."""
+    return json.dumps(config, indent=2, ensure_ascii=False) + '\n'

@@ -14,7 +14,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units imp
 )
 
 FIO_KEYS = ("fio_version", "jobs", "disk_util")
-JOB_KEYS = ("name", "error", "read", "write", "iodepth_level", "iodepth_max_achieved")
+JOB_KEYS = ("name", "error", "read", "write", "iodepth_level", "iodepth_max_achieved", "job_runtime_ms", "elapsed_s")
 DIRECTION_KEYS = ("bw_bytes", "iops", "runtime_ms", "io_bytes", "clat_p99_ns", "lat_mean_ns")
 DISK_UTIL_KEYS = ("name", "util", "read_ios", "write_ios", "read_ticks", "write_ticks", "in_queue")
 IODEPTH_BUCKETS = ("1", "2", "4", "8", "16", "32", ">=64")
@@ -99,6 +99,8 @@ def _job(job, errors, label):
         "write": _direction(job.get("write"), errors, label + "write."),
         "iodepth_level": levels,
         "iodepth_max_achieved": deepest,
+        "job_runtime_ms": convert(job.get("job_runtime"), to_count, errors, label + "job_runtime_ms"),
+        "elapsed_s": convert(job.get("elapsed"), to_count, errors, label + "elapsed_s"),
     }
 
 
@@ -128,6 +130,12 @@ def parse_fio_json(text):
     ``lat`` in usec, ``io_kbytes``) are converted. Non-JSON lines before the
     document (``fio: io_u error ...``, ``fio: pid=0, err=2/...``) and after it
     are skipped. Unusable input: every field ``None``, ``errors['_input']``.
+
+    ``job_runtime_ms`` is fio's ``job_runtime`` (fio >= 3.x; ``None`` when
+    absent), ``elapsed_s`` its whole-second ``elapsed``. Measured with fio 3.33
+    (strace): ``write.runtime_ms`` and ``job_runtime_ms`` of a job with
+    ``end_fsync=1`` include the final fsync (writes 0.605 s + fsync 0.465 s,
+    runtime 1072 ms), so ``bw_bytes`` is bytes on media per second.
     """
     result = dict.fromkeys(FIO_KEYS)
     errors = result["errors"] = {}

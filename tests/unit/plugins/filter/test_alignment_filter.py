@@ -49,7 +49,7 @@ def _env():
 
 def test_filters_are_registered_under_their_documented_names():
     filters = alignment.FilterModule().filters()
-    assert sorted(filters) == ['knee_depth', 'per_rank_depth', 'queue_alignment']
+    assert sorted(filters) == ['finding_line', 'knee_depth', 'per_rank_depth', 'queue_alignment']
     assert filters['queue_alignment'] is alignment.queue_alignment
     assert filters['knee_depth'] is alignment.knee_depth
     assert filters['per_rank_depth'] is alignment.per_rank_depth
@@ -147,3 +147,25 @@ def test_queue_alignment_sidecar_lists_plan_keys_finding_ids_and_return_keys():
 def test_knee_depth_sidecar_return_keys():
     doc = _sidecar('knee_depth')
     assert set(doc['RETURN']['_value']['contains']) == set(alignment.knee_depth(CURVE))
+
+
+def test_finding_line_formats_severity_device_message_and_fix():
+    from ansible_collections.ai_storage.checkpoint_io.plugins.filter.alignment import finding_line
+    line = finding_line({'id': 'scheduler_not_none', 'severity': 'warning', 'device': 'nvme1n1',
+                         'message': 'scheduler is mq-deadline', 'fix': 'set it to none'})
+    assert line == 'warning nvme1n1: scheduler is mq-deadline (fix: set it to none)'
+    assert finding_line({'severity': 'info', 'device': None, 'message': 'm', 'fix': None}) == 'info: m'
+
+
+def test_finding_line_refuses_what_is_not_a_finding():
+    import pytest
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.ai_storage.checkpoint_io.plugins.filter.alignment import finding_line
+    with pytest.raises(AnsibleFilterError, match='is not a finding'):
+        finding_line('scheduler')
+
+
+def test_finding_line_does_not_repeat_the_device_the_message_names():
+    from ansible_collections.ai_storage.checkpoint_io.plugins.filter.alignment import finding_line
+    line = finding_line({'severity': 'info', 'device': 'nvme1n1', 'message': 'nvme1n1: read_ahead_kb 128', 'fix': 'x'})
+    assert line == 'info: nvme1n1: read_ahead_kb 128 (fix: x)'

@@ -53,6 +53,16 @@ def test_allow_mounted_by_is_passed_through():
     assert len(drives.select_drives(facts, {'serials': ['DATA0001']}, allow_mounted_by=['/ck'])['selected']) == 1
 
 
+def test_allow_held_by_is_passed_through():
+    # The second run of the whole playbook: the members of the xfs role's own array md127 stay selectable.
+    held = {'controllers': FACTS['controllers'], 'namespaces': [dict(FACTS['namespaces'][1], holders=['md127'])]}
+    refused = drives.select_drives(held, {'serials': ['DATA0001']})
+    assert refused['selected'] == [] and 'holders (md127)' in refused['refused'][0]['reason']
+    assert len(drives.select_drives(held, {'serials': ['DATA0001']}, allow_held_by=['md127'])['selected']) == 1
+    other = drives.select_drives(held, {'serials': ['DATA0001']}, allow_held_by=['md126'])
+    assert other['selected'] == []
+
+
 @pytest.mark.parametrize('selection, fragment', [
     ({}, 'selects nothing'),
     (None, 'is not set'),
@@ -71,10 +81,10 @@ def test_sidecar_documents_the_filter():
     assert set(doc) == {'DOCUMENTATION', 'EXAMPLES', 'RETURN'}
     documentation = doc['DOCUMENTATION']
     assert documentation['name'] == 'select_drives'
-    assert set(documentation['options']) == {'_input', 'selection', 'allow_mounted_by'}
+    assert set(documentation['options']) == {'_input', 'selection', 'allow_mounted_by', 'allow_held_by'}
     assert set(documentation['options']['selection']['suboptions']) == {'serials', 'models', 'devices'}
     params = list(inspect.signature(drives.select_drives).parameters)
-    assert params == ['nvme_facts', 'selection', 'allow_mounted_by']
+    assert params == ['nvme_facts', 'selection', 'allow_mounted_by', 'allow_held_by']
     assert 'ai_storage.checkpoint_io.select_drives' in doc['EXAMPLES']
     yaml.safe_load(doc['EXAMPLES'])
     assert set(doc['RETURN']['_value']['contains']) == {'selected', 'refused', 'unmatched'}

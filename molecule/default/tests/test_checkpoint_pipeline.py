@@ -1,0 +1,102 @@
+"""The whole tuning order on the node: XFS volume, DeepSpeed aio section, checkpoint-write verification.
+
+The node's files are read over SSH; the verification results are the JSON files the play fetched to the
+controller (one per node). The written aio section is parsed by DeepSpeed's own get_aio_config when DeepSpeed
+is installed (CI sets CHECKPOINT_IO_REQUIRE_DEEPSPEED=1 and installs it, so there it is never skipped).
+"""
+import json
+import os
+
+import pytest
+
+DS_CONFIG = "/etc/deepspeed/ds_config.json"
+FOREIGN = {
+    "train_batch_size": 256,
+    "gradient_accumulation_steps": 4,
+    "bf16": {"enabled": True},
+    "zero_optimization": {
+        "stage": 3,
+        "offload_optimizer": {"device": "nvme", "nvme_path": "/mnt/checkpoints/offload", "pin_memory": True},
+        "stage3_max_live_parameters": 1000000000,
+    },
+    "checkpoint": {"use_node_local_storage": True},
+    "wall_clock_breakdown": False,
+}
+
+
+@pytest.fixture(scope="module")
+def ds_config(host):
+    return json.loads(host.file(DS_CONFIG).content_string)
+
+
+@pytest.fixture(scope="module")
+def sweep(host):
+    return json.loads(host.file("/var/lib/ai_storage_checkpoint_io/depth_sweep.json").content_string)
+
+
+@pytest.fixture(scope="module")
+def verify(host):
+    name = host.backend.get_hostname()
+    path = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "reports", "verify", name + ".json")
+    with open(path) as handle:
+        return json.load(handle)
+
+
+def test_every_foreign_key_of_the_ds_config_is_kept(ds_config):
+    for key, value in FOREIGN.items():
+        assert ds_config[key] == value, key
+
+
+def test_aio_section_has_real_booleans_and_the_right_thread_key(ds_config):
+    aio = ds_config["aio"]
+    for key in ("single_submit", "overlap_events", "use_gds"):
+        assert isinstance(aio[key], bool), (key, aio[key])
+    assert aio["single_submit"] is False and aio["overlap_events"] is True
+    assert aio["use_gds"] is False  # no GPU on the lab node: the GDS path is not DMA
+    assert "num_threads" not in aio  # ignored by DeepSpeed: removed
+    assert isinstance(aio["intra_op_parallelism"], int) and "thread_count" not in aio
+    assert aio["block_size"] == 1048576
+
+
+def test_queue_depth_is_the_measured_knee_over_the_ranks(ds_config, sweep):
+    (entry,) = sweep.values()
+    knee = entry["knee"]["knee"]
+    assert entry["curve"] and entry["curve"][0]["depth"] == 1
+    assert ds_config["aio"]["queue_depth"] == entry["per_rank_depth"] == max(1, -(-knee // 4))
+
+
+def test_deepspeed_reads_the_written_section_as_written(ds_config):
+    if os.environ.get("CHECKPOINT_IO_REQUIRE_DEEPSPEED") != "1":
+        pytest.importorskip("deepspeed")
+    from deepspeed.runtime.swap_tensor.aio_config import get_aio_config
+    parsed = get_aio_config(ds_config)
+    for key in ("block_size", "queue_depth", "intra_op_parallelism", "single_submit", "overlap_events", "use_gds"):
+        assert parsed[key] == ds_config["aio"][key] and type(parsed[key]) is type(ds_config["aio"][key]), key
+
+
+def test_a_backup_of_the_original_config_is_beside_it(host):
+    backups = host.check_output("ls /etc/deepspeed/ | grep -c '^ds_config.json\\..*~$' || true")
+    assert int(backups) == 1
+
+
+def test_checkpoint_volume_is_mounted_xfs_on_the_data_drives(host):
+    mount = host.mount_point("/mnt/checkpoints")
+    assert mount.exists and mount.filesystem == "xfs"
+    assert mount.device.startswith("/dev/md")
+
+
+def test_verification_reports_before_and_after(verify):
+    for phase in ("before", "after"):
+        result = verify[phase]
+        assert result["throughput_gib_s"] > 0 and result["duration_s"] > 0, phase
+        assert result["total_bytes"] == 256 * 1024 ** 2, phase
+    assert verify["before"]["settings"]["queue_depth"] == 32  # found in the ds_config before tuning
+    assert verify["before"]["settings"]["block_size"] == 262144
+    assert verify["after"]["block_size"] == 1048576
+    assert verify["ratio"] == pytest.approx(verify["after"]["throughput_gib_s"] / verify["before"]["throughput_gib_s"],
+                                            rel=0.01)
+    assert verify["ranks"] == 4 and verify["devices"]
+
+
+def test_no_shard_is_left_behind(host):
+    assert host.check_output("find /mnt/checkpoints -name '*.ckpt' | wc -l") == "0"

@@ -1,0 +1,580 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: checkpoint_write
+short_description: Write a checkpoint the way training does (one shard per rank) and report it like MLPerf Storage
+version_added: 0.2.0
+description:
+  - Writes one shard file C(rank_<N>.ckpt) per rank with one fio run (one job per rank, all ranks at once), the
+    ranks spread round-robin over O(directories), for example one directory per checkpoint volume.
+  - Each rank writes its shard sequentially with O(block_size) requests, O(queue_depth) in flight, with
+    O(ioengine), O_DIRECT (O(direct)) and a final fsync (O(fsync)), so a rank's time ends when its data is on media.
+    fio 3.33 counts the final fsync in a job's runtime (measured with strace); the module also reports the wall
+    time of the whole fio process (RV(wall_s)).
+  - Results follow MLPerf Storage checkpointing (GiB = 1024^3 bytes). The checkpoint is saved when its slowest
+    rank is, so RV(duration_s) is the longest rank time and RV(throughput_gib_s) is the checkpoint size divided
+    by it. Per-rank bandwidths and the depth each rank actually reached (RV(iodepth_max_achieved)) show
+    stragglers and engines that never reached the asked depth.
+  - Shards are sized with ftruncate before writing (fio C(fallocate=truncate), sparse until written). Direct
+    writes then never extend the file; on XFS a direct write beyond EOF drains all direct I/O in flight, which
+    would make O(queue_depth) meaningless.
+  - Refused before anything is written, with the value and the limit in the message. A directory that is not
+    absolute, missing or not a directory; O(ranks) outside 1..1024; O(queue_depth) outside 1..65535;
+    O(block_size) not a multiple of 4096; O(shard_size) below or not a multiple of O(block_size); O(total_size)
+    that leaves less than one block per rank; shards needing more than the free space of a filesystem less
+    O(free_space_margin).
+  - Existing C(rank_<N>.ckpt) files of the ranks in O(directories) are replaced (their space counts as free).
+    Shards are removed at the end, also when the run fails, unless O(keep_files=true).
+author:
+  - ai_storage checkpoint_io maintainers (@ai-storage)
+requirements:
+  - fio 3.x on the managed node (C(end_fsync) counted in the job runtime, JSON output with C(job_runtime)).
+  - Linux; io_uring needs kernel 5.1 or later and must not be disabled (C(kernel.io_uring_disabled)).
+notes:
+  - The result is a measurement, not a change, so C(changed) is always V(false) (the shards are removed unless
+    O(keep_files=true)).
+  - Check mode is not supported. Ansible skips the task in check mode (a dry run cannot measure anything).
+  - The ranks are fio jobs (processes) on one node; this measures the storage path of one node, not the network
+    or the framework's serialization.
+seealso:
+  - name: MLPerf Storage benchmark
+    description: Checkpointing workload and its throughput definition.
+    link: https://github.com/mlcommons/storage
+  - module: ai_storage.checkpoint_io.queue_depth_sweep
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: none
+    details: Ansible skips the task in check mode; it writes data to measure.
+  diff_mode:
+    support: none
+  platform:
+    platforms: linux
+options:
+  directories:
+    description:
+      - Absolute directories the shards are written in; rank N writes C(rank_<N>.ckpt) in directory
+        N modulo the number of directories. Each must exist and be a directory.
+    type: list
+    elements: path
+    required: true
+  ranks:
+    description:
+      - Number of ranks (shards, fio jobs), 1 to 1024.
+    type: int
+    default: 8
+  shard_size:
+    description:
+      - Bytes each rank writes, a size (V(256M), V(1G), bytes); a multiple of O(block_size).
+      - Mutually exclusive with O(total_size); one of them is required.
+    type: raw
+  total_size:
+    description:
+      - Size of the whole checkpoint; each rank writes O(total_size) / O(ranks) rounded down to a multiple of
+        O(block_size), so RV(total_bytes) may be slightly below it.
+      - Mutually exclusive with O(shard_size); one of them is required.
+    type: raw
+  block_size:
+    description:
+      - Size of each write request, a multiple of 4096.
+    type: raw
+    default: 1M
+  queue_depth:
+    description:
+      - Writes in flight per rank (fio C(iodepth)), 1 to 65535. V(psync) always has 1 in flight.
+    type: int
+    default: 8
+  ioengine:
+    description:
+      - fio I/O engine.
+    type: str
+    choices: [io_uring, libaio, psync]
+    default: io_uring
+  direct:
+    description:
+      - O_DIRECT writes, bypassing the page cache (as DeepSpeed aio and GDS do).
+    type: bool
+    default: true
+  fsync:
+    description:
+      - fsync each shard at its end (fio C(end_fsync=1)), counted in the rank's time, so the data is on media
+        before the rank's time stops.
+    type: bool
+    default: true
+  keep_files:
+    description:
+      - Leave the shard files in place. By default they are removed after the run (also after a failure).
+    type: bool
+    default: false
+  free_space_margin:
+    description:
+      - Fraction of each filesystem's free space that must stay free, 0 to below 1. The run is refused before
+        writing when the shards need more than free space x (1 - O(free_space_margin)).
+    type: float
+    default: 0.1
+  progress_file:
+    description:
+      - While fio runs, write a small JSON document here every O(progress_interval) seconds
+        (C({"elapsed_s", "bytes_written", "total_bytes", "bw_bytes_so_far", "done"})), written atomically.
+        C(bytes_written) comes from the allocated blocks of the shard files. At the end C(done) is V(true).
+    type: path
+  progress_interval:
+    description:
+      - Seconds between two progress file updates.
+    type: float
+    default: 2
+  fio_path:
+    description:
+      - Path of fio. By default C(fio) is looked up in the PATH (and the module fails clearly when it is missing).
+    type: path
+  label:
+    description:
+      - Free text echoed back in RV(label), for example V(before) and V(after) a tuning change.
+    type: str
+  timeout:
+    description:
+      - Seconds fio may run; past it fio is killed and the module fails.
+    type: int
+    default: 3600
+'''
+
+EXAMPLES = r'''
+- name: 64 GiB checkpoint from 8 ranks on two volumes, io_uring depth 16
+  ai_storage.checkpoint_io.checkpoint_write:
+    directories: [/mnt/ckpt0/bench, /mnt/ckpt1/bench]
+    ranks: 8
+    total_size: 64G
+    queue_depth: 16
+    label: after
+    progress_file: /run/checkpoint_write.progress.json
+  register: ckpt
+  become: true
+
+- name: Report
+  ansible.builtin.debug:
+    msg: "{{ ckpt.total_gib | round(1) }} GiB in {{ ckpt.duration_s | round(2) }} s = {{ ckpt.throughput_gib_s | round(2) }} GiB/s"
+
+- name: Same with the queue depth found by a sweep
+  ai_storage.checkpoint_io.checkpoint_write:
+    directories: [/mnt/ckpt0/bench]
+    ranks: 4
+    shard_size: 4G
+    queue_depth: "{{ sweep.per_rank_depth }}"
+    label: auto
+'''
+
+RETURN = r'''
+label:
+  description: O(label) as given.
+  returned: always
+  type: str
+  sample: after
+throughput_gib_s:
+  description: Checkpoint throughput in GiB/s (1024^3), RV(total_bytes) / RV(duration_s).
+  returned: success
+  type: float
+  sample: 6.42
+throughput_bytes_s:
+  description: RV(throughput_gib_s) in bytes per second.
+  returned: success
+  type: int
+  sample: 6893422182
+duration_s:
+  description: Seconds of the slowest rank (fio job runtime, including the final fsync).
+  returned: success
+  type: float
+  sample: 9.967
+wall_s:
+  description: Wall time of the whole fio process in seconds (start-up, file set-up, all ranks, exit).
+  returned: success
+  type: float
+  sample: 10.31
+total_bytes:
+  description: Bytes written by all ranks together.
+  returned: success
+  type: int
+  sample: 68719476736
+total_gib:
+  description: RV(total_bytes) in GiB.
+  returned: success
+  type: float
+  sample: 64.0
+shard_bytes:
+  description: Bytes each rank writes.
+  returned: always
+  type: int
+  sample: 8589934592
+mean_rank_bw_bytes:
+  description: Mean of the per-rank bandwidths, bytes per second.
+  returned: success
+  type: int
+  sample: 862000000
+min_rank_bw_bytes:
+  description: Bandwidth of the slowest rank, bytes per second.
+  returned: success
+  type: int
+  sample: 861800000
+per_rank:
+  description: One entry per rank.
+  returned: success
+  type: list
+  elements: dict
+  contains:
+    rank:
+      description: Rank number.
+      type: int
+      returned: always
+      sample: 0
+    directory:
+      description: Directory of the shard.
+      type: str
+      returned: always
+      sample: /mnt/ckpt0/bench
+    filename:
+      description: Shard file.
+      type: str
+      returned: always
+      sample: /mnt/ckpt0/bench/rank_0.ckpt
+    bytes:
+      description: Bytes written (fio C(io_bytes)).
+      type: int
+      returned: always
+      sample: 8589934592
+    seconds:
+      description: The rank's time (fio C(write.runtime), whole ms, including the final fsync).
+      type: float
+      returned: always
+      sample: 9.967
+    bw_bytes:
+      description: RV(per_rank[].bytes) / RV(per_rank[].seconds).
+      type: int
+      returned: always
+      sample: 861837000
+    iodepth_max_achieved:
+      description: Deepest fio C(iodepth_level) bucket with a non-zero share (V(1), ..., V(32), V(>=64)).
+      type: str
+      returned: always
+      sample: "16"
+iodepth_max_achieved:
+  description: RV(per_rank[].iodepth_max_achieved) of every rank, in rank order.
+  returned: success
+  type: list
+  elements: str
+  sample: ["16", "16"]
+ranks:
+  description: Number of ranks.
+  returned: always
+  type: int
+  sample: 8
+queue_depth:
+  description: Writes in flight per rank asked for.
+  returned: always
+  type: int
+  sample: 16
+block_size:
+  description: Request size in bytes.
+  returned: always
+  type: int
+  sample: 1048576
+ioengine:
+  description: fio engine used.
+  returned: always
+  type: str
+  sample: io_uring
+direct:
+  description: Whether O_DIRECT was used.
+  returned: always
+  type: bool
+  sample: true
+fsync:
+  description: Whether each shard was fsynced at its end.
+  returned: always
+  type: bool
+  sample: true
+directories:
+  description: O(directories) as given.
+  returned: always
+  type: list
+  elements: str
+  sample: [/mnt/ckpt0/bench, /mnt/ckpt1/bench]
+devices:
+  description: Block device backing each directory of RV(directories), in the same order (from the directory's
+    C(st_dev) and C(/sys/dev/block)); V(null) for a directory on no block device (tmpfs, overlay).
+  returned: always
+  type: list
+  elements: str
+  sample: [md127, nvme3n1]
+fio_version:
+  description: fio's version string.
+  returned: success
+  type: str
+  sample: fio-3.33
+command:
+  description: The fio argv.
+  returned: when fio was run
+  type: list
+  elements: str
+  sample: [/usr/bin/fio, --output-format=json, --rw=write, --bs=1048576, --size=8589934592, --iodepth=16,
+           --ioengine=io_uring, --direct=1, --end_fsync=1, --fallocate=truncate, --name=rank_0,
+           --filename=/mnt/ckpt0/bench/rank_0.ckpt]
+files_kept:
+  description: The shard files left in place (O(keep_files=true)), else an empty list.
+  returned: always
+  type: list
+  elements: str
+  sample: []
+stderr:
+  description: fio's standard error.
+  returned: when fio was run
+  type: str
+  sample: ""
+'''
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_write import (
+    IOENGINES,
+    MAX_QUEUE_DEPTH,
+    fraction_in_range,
+    int_in_range,
+    rank_layout,
+    reduce_write,
+    shard_plan,
+    space_errors,
+    write_argv,
+)
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import parse_fio_json
+
+
+def argument_spec():
+    return dict(
+        directories=dict(type='list', elements='path', required=True),
+        ranks=dict(type='int', default=8),
+        shard_size=dict(type='raw'),
+        total_size=dict(type='raw'),
+        block_size=dict(type='raw', default='1M'),
+        queue_depth=dict(type='int', default=8),
+        ioengine=dict(type='str', choices=list(IOENGINES), default='io_uring'),
+        direct=dict(type='bool', default=True),
+        fsync=dict(type='bool', default=True),
+        keep_files=dict(type='bool', default=False),
+        free_space_margin=dict(type='float', default=0.1),
+        progress_file=dict(type='path'),
+        progress_interval=dict(type='float', default=2),
+        fio_path=dict(type='path'),
+        label=dict(type='str'),
+        timeout=dict(type='int', default=3600),
+    )
+
+
+def backing_device(path, sysfs_root='/sys'):
+    """Kernel name of the block device holding ``path`` (md127, nvme1n1p1), None for tmpfs/overlay."""
+    try:
+        dev = os.stat(path).st_dev
+    except OSError:
+        return None
+    link = '%s/dev/block/%d:%d' % (sysfs_root.rstrip('/'), os.major(dev), os.minor(dev))
+    try:
+        return os.path.basename(os.readlink(link).rstrip('/')) or None
+    except OSError:
+        return None
+
+
+def allocated(path):
+    """Bytes allocated to ``path`` (st_blocks x 512), 0 when it is missing."""
+    try:
+        return os.stat(path).st_blocks * 512
+    except OSError:
+        return 0
+
+
+def remove(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def write_progress(path, doc):
+    """Atomically replace ``path`` with ``doc`` (a reader never sees half a document)."""
+    directory = os.path.dirname(path) or '.'
+    fd, tmp = tempfile.mkstemp(prefix='.progress.', dir=directory)
+    try:
+        with os.fdopen(fd, 'w') as handle:
+            json.dump(doc, handle)
+        os.rename(tmp, path)
+    except (IOError, OSError):
+        remove(tmp)
+        raise
+
+
+def stop(proc):
+    """SIGTERM fio's process group (fio ends its jobs), SIGKILL after 10 s."""
+    for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except OSError:
+            return
+        deadline = time.time() + grace
+        while time.time() < deadline:
+            if proc.poll() is not None:
+                return
+            time.sleep(0.1)
+
+
+def run_fio(argv, timeout, tick=None, interval=2.0):
+    """Run fio; ``tick(elapsed)`` every ``interval`` s. Returns (rc, stdout, stderr, wall_s, timed_out)."""
+    out = tempfile.TemporaryFile()
+    err = tempfile.TemporaryFile()
+    start = time.time()
+    proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
+    timed_out = False
+    next_tick = start + interval
+    try:
+        while proc.poll() is None:
+            now = time.time()
+            if now - start > timeout:
+                timed_out = True
+                stop(proc)
+                break
+            if tick is not None and now >= next_tick:
+                tick(now - start)
+                next_tick = now + interval
+            time.sleep(max(0.01, min(0.1, next_tick - now, start + timeout - now)))
+    finally:
+        if proc.poll() is None:
+            stop(proc)
+    wall = time.time() - start
+    out.seek(0)
+    err.seek(0)
+    stdout = out.read().decode('utf-8', 'replace')
+    stderr = err.read().decode('utf-8', 'replace')
+    out.close()
+    err.close()
+    return proc.returncode, stdout, stderr, wall, timed_out
+
+
+def validate(module, params, result):
+    """Everything checked before anything is written: (plan, layout, argv-ready values)."""
+    try:
+        int_in_range(params['queue_depth'], 'queue_depth', 1, MAX_QUEUE_DEPTH)
+        int_in_range(params['timeout'], 'timeout', 1)
+        fraction_in_range(params['free_space_margin'], 'free_space_margin')
+        if params['progress_file'] is not None:
+            fraction_in_range(params['progress_interval'], 'progress_interval', 0.0, 3600.0, low_open=True,
+                              high_open=False)
+        plan = shard_plan(params['ranks'], params['block_size'], params['shard_size'], params['total_size'])
+        layout = rank_layout(params['directories'], params['ranks'])
+    except ValueError as exc:
+        module.fail_json(msg=str(exc), **result)
+    for path in params['directories']:
+        if not os.path.isdir(path):
+            module.fail_json(msg='directories: %s %s' % (
+                path, 'is not a directory' if os.path.exists(path) else 'does not exist'), **result)
+    if params['progress_file'] is not None and not os.path.isdir(os.path.dirname(params['progress_file']) or '.'):
+        module.fail_json(msg='progress_file: the directory of %s does not exist' % params['progress_file'], **result)
+    return plan, layout
+
+
+def space_needs(layout, shard_bytes, devices):
+    """Bytes needed and free per filesystem (ranks on one filesystem add up; replaced shards count as free)."""
+    needs = {}
+    for entry in layout:
+        dev = os.stat(entry['directory']).st_dev
+        if dev not in needs:
+            vfs = os.statvfs(entry['directory'])
+            needs[dev] = {'directory': entry['directory'], 'device': devices.get(entry['directory']), 'needed': 0,
+                          'free': vfs.f_bavail * vfs.f_frsize}
+        needs[dev]['needed'] += shard_bytes
+        needs[dev]['free'] += allocated(entry['filename'])
+    return [needs[key] for key in sorted(needs)]
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=False,
+                           mutually_exclusive=[('shard_size', 'total_size')],
+                           required_one_of=[('shard_size', 'total_size')])
+    params = module.params
+    result = dict(changed=False, label=params['label'], ranks=params['ranks'], queue_depth=params['queue_depth'],
+                  block_size=None, shard_bytes=None, ioengine=params['ioengine'], direct=params['direct'],
+                  fsync=params['fsync'], directories=params['directories'], devices=[], files_kept=[])
+
+    plan, layout = validate(module, params, result)
+    result.update(block_size=plan['block_size'], shard_bytes=plan['shard_bytes'])
+    devices = dict((path, backing_device(path)) for path in params['directories'])
+    result['devices'] = [devices[path] for path in params['directories']]
+
+    try:
+        errors = space_errors(space_needs(layout, plan['shard_bytes'], devices), params['free_space_margin'])
+    except OSError as exc:
+        module.fail_json(msg='cannot read the free space of %s: %s' % (exc.filename, exc), **result)
+    if errors:
+        module.fail_json(msg='not enough free space: %s' % '; '.join(errors), errors=errors, **result)
+
+    if params['fio_path']:
+        fio = params['fio_path']
+        if not (os.path.isfile(fio) and os.access(fio, os.X_OK)):
+            module.fail_json(msg='fio_path: %s is not an executable file' % fio, **result)
+    else:
+        fio = module.get_bin_path('fio', required=True)
+
+    argv = write_argv(fio, layout, plan['shard_bytes'], plan['block_size'], params['queue_depth'],
+                      params['ioengine'], params['direct'], params['fsync'])
+    result['command'] = argv
+    files = [entry['filename'] for entry in layout]
+    for path in files:
+        remove(path)  # a shard left by an earlier run with keep_files: the run writes new files
+    progress = params['progress_file']
+    total = plan['total_bytes']
+
+    def report(elapsed, done=False):
+        written = total if done else min(total, sum(min(allocated(path), plan['shard_bytes']) for path in files))
+        write_progress(progress, {'elapsed_s': round(elapsed, 3), 'bytes_written': written, 'total_bytes': total,
+                                  'bw_bytes_so_far': int(written / elapsed) if elapsed > 0 else 0, 'done': done})
+
+    try:
+        if progress:
+            report(0.0)
+        rc, stdout, stderr, wall, timed_out = run_fio(argv, params['timeout'], report if progress else None,
+                                                      params['progress_interval'])
+        result['stderr'] = stderr
+        if timed_out:
+            module.fail_json(msg='fio ran past timeout %d s and was killed' % params['timeout'], **result)
+        parsed = parse_fio_json(stdout)
+        if rc != 0:
+            module.fail_json(msg='fio exited with %d: %s' % (rc, stderr.strip() or stdout[-2000:]), **result)
+        try:
+            reduced = reduce_write(parsed, layout, round(wall, 3))
+        except ValueError as exc:
+            module.fail_json(msg='%s; fio stderr: %s' % (exc, stderr.strip()), **result)
+        if progress:
+            report(wall, done=True)
+    except (IOError, OSError) as exc:
+        module.fail_json(msg='checkpoint write failed: %s' % exc, **result)
+    finally:
+        if params['keep_files']:
+            result['files_kept'] = [path for path in files if os.path.exists(path)]
+        else:
+            for path in files:
+                remove(path)
+    result.update(reduced)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

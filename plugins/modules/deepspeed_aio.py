@@ -1,0 +1,479 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: deepspeed_aio
+short_description: Merge a DeepSpeed C(aio) section into a ds_config.json, with real JSON types
+version_added: 0.2.0
+description:
+  - Sets the given keys of the C(aio) section of a DeepSpeed config file (C(ds_config.json)) and keeps every other
+    key of the file exactly as it is (nested ones too, in their order). Keys of the C(aio) section that are not
+    given are kept, except the clean-ups below.
+  - Values are written with real JSON types. DeepSpeed reads the section with a plain C(dict.get) and checks no type,
+    so a string C("false") (as C(ds_nvme_tune) and many templates write) is truthy and turns the option on.
+    Booleans given as V(true)/V(false), V(yes)/V(no), V(on)/V(off) or V(1)/V(0) are written as JSON booleans; string
+    booleans already in the file for keys not given are rewritten as booleans too (and reported).
+  - Refused before anything is written, with the value and the limit in the message. A C(block_size) that is not a
+    multiple of 4096; a C(queue_depth) outside 1..65535; an C(intra_op_parallelism) outside 1..1024; a key that is
+    not a DeepSpeed aio key; a file that is not valid JSON, whose top level is not an object or whose C(aio) is not
+    an object.
+  - With O(remove_ignored_keys), keys DeepSpeed ignores are removed from the section and reported, such as
+    C(num_threads), which C(ds_nvme_tune) emits but no DeepSpeed version reads.
+  - C(thread_count) was renamed C(intra_op_parallelism) in DeepSpeed PR 7056 (merged February 2025); each DeepSpeed
+    version reads only one of the two names. O(thread_key) chooses the name(s) written.
+  - The file is written atomically (a temporary file in the same directory, then a rename) and only when its
+    content changes, not for formatting alone. An existing file keeps its owner and mode.
+  - The first time the module changes a file it records the C(aio) section it found (or that there was none, or
+    no file) in O(record_file), keyed by the file's real path. An existing entry is never overwritten.
+    O(state=restored) puts the recorded section back and removes the entry.
+author:
+  - ai_storage checkpoint_io maintainers (@ai-storage)
+requirements:
+  - Write access to the config file and to O(record_file).
+notes:
+  - The module neither needs nor imports DeepSpeed. Its unit tests read the merged files back with DeepSpeed's own
+    parser (C(deepspeed.runtime.swap_tensor.aio_config.get_aio_config)).
+  - C(use_gds=true) makes DeepSpeed assert a CUDA accelerator when it reads the config.
+seealso:
+  - name: DeepSpeed configuration JSON, asynchronous I/O
+    description: The aio keys and their defaults.
+    link: https://www.deepspeed.ai/docs/config-json/#asynchronous-io
+  - name: DeepSpeed PR 7056
+    description: Renamed aio C(thread_count) to C(intra_op_parallelism).
+    link: https://github.com/deepspeedai/DeepSpeed/pull/7056
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.files
+attributes:
+  check_mode:
+    support: full
+    details: Validates and reports the change and the diff without writing the config file or the record file.
+  diff_mode:
+    support: full
+    details: The diff shows the file's text before and the text that is (or would be) written.
+  platform:
+    platforms: posix
+options:
+  path:
+    description:
+      - The DeepSpeed config file (JSON).
+    type: path
+    required: true
+    aliases: [dest]
+  aio:
+    description:
+      - The aio values to set. Only the keys given are managed.
+      - Required with O(state=present) unless the run should only clean up the existing section
+        (O(remove_ignored_keys), string booleans); must be omitted with O(state=restored).
+    type: dict
+    suboptions:
+      block_size:
+        description:
+          - Bytes per I/O request. Bytes (V(1048576)) or a binary size (V(1M), V(512K), V(1MiB)); a multiple of
+            4096. DeepSpeed's default is 1048576.
+        type: raw
+      queue_depth:
+        description:
+          - I/O requests in flight per handle, 1..65535. DeepSpeed's default is 8.
+        type: raw
+      intra_op_parallelism:
+        description:
+          - I/O threads per handle, 1..1024. DeepSpeed's default is 1. Written under the name(s) of O(thread_key).
+        type: raw
+      single_submit:
+        description:
+          - Submit requests one by one instead of in batches. DeepSpeed's default is V(false).
+        type: raw
+      overlap_events:
+        description:
+          - Overlap submission and completion. DeepSpeed's default is V(true).
+        type: raw
+      use_gds:
+        description:
+          - Use NVIDIA GPUDirect Storage (needs a CUDA accelerator). DeepSpeed's default is V(false).
+        type: raw
+  thread_key:
+    description:
+      - Name(s) under which O(aio.intra_op_parallelism) is written.
+      - V(intra_op_parallelism) for DeepSpeed with PR 7056 (merged February 2025) and later;
+        V(thread_count) for older versions; V(both) for a file read by both.
+      - When O(aio.intra_op_parallelism) is given, the other name is removed from the section (unless V(both)), so
+        the file never holds two different values. Without O(aio.intra_op_parallelism) this option has no effect.
+    type: str
+    choices: [intra_op_parallelism, thread_count, both]
+    default: intra_op_parallelism
+  remove_ignored_keys:
+    description:
+      - Remove keys of the section DeepSpeed ignores (C(num_threads), unknown keys) and report them in RV(removed_keys).
+    type: bool
+    default: true
+  create:
+    description:
+      - Create a missing file holding only the C(aio) section. Its parent directory must exist.
+      - With V(false) a missing file is an error.
+    type: bool
+    default: true
+  backup:
+    description:
+      - Make a timestamped backup copy next to an existing file before changing it.
+    type: bool
+    default: true
+  state:
+    description:
+      - V(present) merges O(aio).
+      - V(restored) puts back the section recorded in O(record_file) before the first change (removes C(aio) when
+        there was none; removes the file when the module created it and nothing but C(aio) is in it now), keeps all
+        other keys as they are now, and removes the file's entry. Nothing happens when there is no entry.
+    type: str
+    choices: [present, restored]
+    default: present
+  record_file:
+    description:
+      - JSON file where the aio sections found before the first change are recorded, per config file.
+    type: path
+    default: /var/lib/ai_storage_checkpoint_io/deepspeed_aio.json
+'''
+
+EXAMPLES = r'''
+- name: Tuned aio values for ZeRO-Infinity NVMe offload (DeepSpeed with PR 7056 or later)
+  ai_storage.checkpoint_io.deepspeed_aio:
+    path: /etc/deepspeed/ds_config.json
+    aio:
+      block_size: 1M
+      queue_depth: 32
+      intra_op_parallelism: 8
+      single_submit: false
+      overlap_events: true
+
+- name: A file read by DeepSpeed versions before and after the thread_count rename
+  ai_storage.checkpoint_io.deepspeed_aio:
+    path: /srv/train/ds_config.json
+    aio:
+      intra_op_parallelism: 4
+    thread_key: both
+
+- name: Clean up what ds_nvme_tune wrote (string booleans, num_threads) without changing a value
+  ai_storage.checkpoint_io.deepspeed_aio:
+    path: /srv/train/ds_config.json
+    aio: {}
+
+- name: Put back the aio section found before the first change
+  ai_storage.checkpoint_io.deepspeed_aio:
+    path: /etc/deepspeed/ds_config.json
+    state: restored
+'''
+
+RETURN = r'''
+path:
+  description: The config file.
+  returned: always
+  type: str
+  sample: /etc/deepspeed/ds_config.json
+created:
+  description: Whether the file was (or, in check mode, would be) created.
+  returned: always
+  type: bool
+  sample: false
+changed_keys:
+  description: Keys of the aio section whose value is (or would be) new or different.
+  returned: always
+  type: list
+  elements: str
+  sample: [queue_depth, single_submit]
+removed_keys:
+  description: Keys removed from the aio section (ignored keys, the other name of the thread key, keys absent from
+    the recorded section with O(state=restored)).
+  returned: always
+  type: list
+  elements: str
+  sample: [num_threads]
+fixed_keys:
+  description: Boolean keys not given in O(aio) whose string value in the file was rewritten as a JSON boolean.
+  returned: always
+  type: list
+  elements: str
+  sample: [overlap_events]
+aio:
+  description: The aio section now in the file (in check mode, the one that would be written); V(null) when none.
+  returned: always
+  type: dict
+  sample: {block_size: 1048576, queue_depth: 32, intra_op_parallelism: 8, single_submit: false, overlap_events: true}
+aio_before:
+  description: The aio section found; V(null) when none (or no file).
+  returned: always
+  type: dict
+  sample: {queue_depth: 32, single_submit: "false", num_threads: 8}
+effective:
+  description: What DeepSpeed will use from the resulting file (its defaults for keys not set), as
+    C(deepspeed.runtime.swap_tensor.aio_config.get_aio_config) reads it.
+  returned: always
+  type: dict
+  sample: {block_size: 1048576, queue_depth: 32, intra_op_parallelism: 8, single_submit: false, overlap_events: true,
+           use_gds: false}
+warnings_found:
+  description: Problems of the aio section found (string booleans, ignored keys, the thread key rename, bad values).
+  returned: always
+  type: list
+  elements: str
+  sample: ["aio.num_threads is ignored by DeepSpeed (ds_nvme_tune emits it); ..."]
+backup_file:
+  description: The backup copy made before the change; V(null) when none was made.
+  returned: always
+  type: str
+  sample: /etc/deepspeed/ds_config.json.12345.2025-03-01@12:00:00~
+record_file:
+  description: The record file used.
+  returned: always
+  type: str
+  sample: /var/lib/ai_storage_checkpoint_io/deepspeed_aio.json
+recorded:
+  description: Whether this run recorded the file's original aio section (first change only).
+  returned: always
+  type: bool
+  sample: true
+original:
+  description: The file's entry in O(record_file) (the aio section found before the first change); V(null) when none.
+  returned: always
+  type: dict
+  sample: {path: /etc/deepspeed/ds_config.json, existed: true, aio_present: true, aio: {queue_depth: 8},
+           recorded_at: "2025-03-01T12:00:00Z"}
+restored:
+  description: With O(state=restored), whether a recorded entry was found and put back.
+  returned: always
+  type: bool
+  sample: false
+removed_file:
+  description: With O(state=restored), whether the file (created by the module) was removed.
+  returned: always
+  type: bool
+  sample: false
+'''
+
+import datetime
+import errno
+import json
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block_queue import write_json_atomic
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import (
+    AIO,
+    AIO_BOOL_KEYS,
+    THREAD_KEYS,
+    aio_record_entry,
+    check_aio_record,
+    dump_config,
+    effective_aio,
+    empty_aio_record,
+    merge_aio,
+    restore_aio,
+    same_json,
+    section_changes,
+)
+
+AIO_SUBOPTIONS = ('block_size', 'queue_depth', 'intra_op_parallelism', 'single_submit', 'overlap_events', 'use_gds')
+
+
+def argument_spec():
+    return dict(
+        path=dict(type='path', required=True, aliases=['dest']),
+        aio=dict(type='dict', options=dict((key, dict(type='raw')) for key in AIO_SUBOPTIONS)),
+        thread_key=dict(type='str', choices=list(THREAD_KEYS), default='intra_op_parallelism'),
+        remove_ignored_keys=dict(type='bool', default=True),
+        create=dict(type='bool', default=True),
+        backup=dict(type='bool', default=True),
+        state=dict(type='str', choices=['present', 'restored'], default='present'),
+        record_file=dict(type='path', default='/var/lib/ai_storage_checkpoint_io/deepspeed_aio.json'),
+    )
+
+
+def read_config(module, path, result):
+    """(text, config) of the file; (None, None) when it does not exist. Fails on anything unreadable."""
+    if os.path.isdir(path):
+        module.fail_json(msg='%s is a directory, not a DeepSpeed config file' % path, **result)
+    try:
+        with open(path, 'r') as f:
+            text = f.read()
+    except (IOError, OSError) as exc:
+        if getattr(exc, 'errno', None) == errno.ENOENT:
+            return None, None
+        module.fail_json(msg='cannot read %s: %s' % (path, exc), **result)
+    try:
+        config = json.loads(text)
+    except ValueError as exc:
+        module.fail_json(msg='%s is not valid JSON: %s; nothing was written' % (path, exc), **result)
+    if not isinstance(config, dict):
+        module.fail_json(msg='%s: the top level must be a JSON object, got %s; nothing was written'
+                         % (path, type(config).__name__), **result)
+    if config.get(AIO) is not None and not isinstance(config[AIO], dict):
+        module.fail_json(msg='%s: aio must be a JSON object, got %s; nothing was written'
+                         % (path, type(config[AIO]).__name__), **result)
+    return text, config
+
+
+def load_record(module, record_file, result):
+    try:
+        with open(record_file, 'r') as f:
+            text = f.read()
+    except (IOError, OSError) as exc:
+        if getattr(exc, 'errno', None) == errno.ENOENT:
+            return empty_aio_record()
+        module.fail_json(msg='cannot read the record file %s: %s' % (record_file, exc), **result)
+    try:
+        return check_aio_record(json.loads(text), record_file)
+    except ValueError as exc:
+        module.fail_json(msg='the record file %s is not valid (%s); fix or move it aside' % (record_file, exc), **result)
+
+
+def write_config(module, path, config, result):
+    """Write ``config`` through a temporary file in the same directory and module.atomic_move."""
+    parent = os.path.dirname(path) or '.'
+    try:
+        fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=parent)
+        with os.fdopen(fd, 'wb') as f:
+            f.write(dump_config(config).encode('utf-8'))
+            f.flush()
+            os.fsync(f.fileno())
+    except (IOError, OSError) as exc:
+        module.fail_json(msg='cannot write a temporary file in %s: %s' % (parent, exc), **result)
+    # atomic_move keeps the owner, group and mode of an existing destination
+    module.atomic_move(tmp, path, unsafe_writes=module.params.get('unsafe_writes', False))
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True, add_file_common_args=True)
+    params = module.params
+    path = params['path']
+    record_file = params['record_file']
+    restoring = params['state'] == 'restored'
+    result = dict(changed=False, path=path, created=False, changed_keys=[], removed_keys=[], fixed_keys=[],
+                  aio=None, aio_before=None, effective=effective_aio(None)['aio'], warnings_found=[],
+                  backup_file=None, record_file=record_file, recorded=False, original=None, restored=False,
+                  removed_file=False)
+
+    desired = dict((key, value) for key, value in (params['aio'] or {}).items() if value is not None)
+    if restoring and desired:
+        module.fail_json(msg='state=restored takes no aio values (the recorded section is used); remove %s'
+                         % ', '.join('aio.%s' % key for key in desired), **result)
+
+    text, config = read_config(module, path, result)
+    existed = config is not None
+    if existed:
+        result['aio_before'] = config.get(AIO)
+        result['warnings_found'] = effective_aio(config.get(AIO))['warnings']
+
+    real = os.path.realpath(path)
+    record = load_record(module, record_file, result)
+    entry = record['files'].get(real)
+    result['original'] = entry
+
+    remove_file = False
+    if restoring:
+        if entry is None:
+            result['aio'] = result['aio_before']
+            result['effective'] = effective_aio(result['aio'])['aio']
+            result['msg'] = '%s: no recorded aio section in %s, nothing to restore' % (path, record_file)
+            module.exit_json(**result)
+        if not existed:
+            if entry.get('existed', True):
+                module.warn('%s no longer exists: its recorded aio section cannot be put back; dropping its entry '
+                            'in %s' % (path, record_file))
+            new_config = None
+        else:
+            new_config, remove_file = restore_aio(config, entry)
+            if not entry.get('existed', True) and not remove_file:
+                module.warn('%s was created by this module but now holds other keys (%s): removing only its aio '
+                            'section, keeping the file' % (path, ', '.join(sorted(new_config))))
+        changed_keys, removed_keys = section_changes(result['aio_before'], (new_config or {}).get(AIO))
+    else:
+        if not existed:
+            if not params['create']:
+                module.fail_json(msg='%s does not exist and create=false' % path, **result)
+            parent = os.path.dirname(real)
+            if not os.path.isdir(parent):
+                module.fail_json(msg='%s: the parent directory %s does not exist (create it first)' % (path, parent),
+                                 **result)
+        try:
+            new_config, changed_keys, removed_keys = merge_aio(config or {}, desired, params['thread_key'],
+                                                               params['remove_ignored_keys'])
+        except ValueError as exc:
+            module.fail_json(msg='%s: %s; nothing was written' % (path, exc), **result)
+        if not existed and not new_config:
+            result['msg'] = '%s does not exist and no aio values were given: nothing to create' % path
+            module.exit_json(**result)
+        result['fixed_keys'] = [key for key in changed_keys if key in AIO_BOOL_KEYS and key not in desired]
+
+    content_changed = remove_file or (new_config is not None and (not existed or not same_json(config, new_config)))
+    result['changed_keys'] = changed_keys
+    result['removed_keys'] = removed_keys
+    result['created'] = not existed and new_config is not None and not restoring
+    result['aio'] = None if new_config is None or remove_file else new_config.get(AIO)
+    result['effective'] = effective_aio(result['aio'])['aio']
+    result['changed'] = content_changed
+    after_text = '' if new_config is None or remove_file else (dump_config(new_config) if content_changed else text)
+    if module._diff:
+        result['diff'] = dict(before=text or '', after=after_text, before_header=path, after_header=path)
+
+    if module.check_mode:
+        if existed and not remove_file:
+            file_args = module.load_file_common_arguments(params, path=real)
+            result['changed'] = module.set_fs_attributes_if_different(file_args, result['changed'])
+        if restoring:
+            result['restored'] = True
+            result['removed_file'] = remove_file
+            result['changed'] = True
+        module.exit_json(**result)
+
+    if content_changed and not restoring and entry is None:
+        # Before the first write: the record must hold the section found, whatever happens next.
+        now = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+        record['files'][real] = aio_record_entry(config, existed, path, now)
+        try:
+            write_json_atomic(record_file, record)
+        except (IOError, OSError) as exc:
+            module.fail_json(msg='cannot record the aio section of %s in %s before changing it: %s'
+                             % (path, record_file, exc), **result)
+        result['recorded'] = True
+        result['original'] = record['files'][real]
+
+    if content_changed and existed and params['backup']:
+        result['backup_file'] = module.backup_local(real)
+    if remove_file:
+        try:
+            os.unlink(real)
+        except (IOError, OSError) as exc:
+            module.fail_json(msg='cannot remove %s: %s' % (real, exc), **result)
+        result['removed_file'] = True
+    elif content_changed and new_config is not None:
+        # through a symlink to its target (as lineinfile does), never replacing the link
+        write_config(module, real, new_config, result)
+
+    if new_config is not None and not remove_file and os.path.exists(real):
+        file_args = module.load_file_common_arguments(params, path=real)
+        result['changed'] = module.set_fs_attributes_if_different(file_args, result['changed'])
+
+    if restoring:
+        del record['files'][real]
+        try:
+            if record['files']:
+                write_json_atomic(record_file, record)
+            else:
+                os.unlink(record_file)
+        except (IOError, OSError) as exc:
+            module.fail_json(msg='%s restored, but its entry could not be removed from %s: %s'
+                             % (path, record_file, exc), **result)
+        result['restored'] = True
+        result['changed'] = True
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

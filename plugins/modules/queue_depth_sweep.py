@@ -1,0 +1,465 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: queue_depth_sweep
+short_description: Measure write bandwidth against queue depth on a checkpoint volume and return the knee
+version_added: 0.2.0
+description:
+  - The measurement behind C(queue_depth) V(auto). Writes a scratch file on the volume once (O(scratch_size),
+    fsynced), then measures one fio run per queue depth of O(depths), in ascending order, of sequential writes
+    (like checkpoint writes) of O(block_size), one job, O_DIRECT, on that scratch file. Each point ends after
+    O(runtime_per_point) seconds or O(size_per_point) bytes, whichever comes first.
+  - Returns the curve (bandwidth, p99 and mean latency per depth), its knee (the smallest depth reaching
+    O(fraction) of the best bandwidth, with the Little's Law depth, see the C(ai_storage.checkpoint_io.knee_depth)
+    filter) and, with O(ranks_per_drive) and O(nr_requests), the per-rank depth ceil(knee / ranks per drive)
+    clamped to 1..nr_requests.
+  - Unless O(exhaustive=true), the sweep stops early once the bandwidth has not grown by more than
+    O(plateau_gain) over the last significant gain for O(plateau_points) depths in a row; this is what makes the
+    auto sweep cheaper than the full grid. Gains are compared with the bandwidth of the last significant gain,
+    not the best so far, so several small gains in a row still add up.
+  - The scratch file is removed at the end, also when the sweep fails.
+  - Refused before anything is written, with the value and the limit in the message. A directory that is not
+    absolute, missing or not a directory; depths outside 1..65535 or listed twice; O(block_size) not a multiple
+    of 4096; O(scratch_size) below O(block_size) or above the free space less O(free_space_margin); O(fraction)
+    outside (0, 1]; only one of O(ranks_per_drive) and O(nr_requests).
+author:
+  - ai_storage checkpoint_io maintainers (@ai-storage)
+requirements:
+  - fio 3.x on the managed node.
+notes:
+  - The result is a measurement, so C(changed) is always V(false).
+  - Check mode is not supported. Ansible skips the task in check mode (a dry run cannot measure anything).
+seealso:
+  - module: ai_storage.checkpoint_io.checkpoint_write
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: none
+    details: Ansible skips the task in check mode; it writes data to measure.
+  diff_mode:
+    support: none
+  platform:
+    platforms: linux
+options:
+  directory:
+    description:
+      - Absolute, existing directory on the checkpoint volume; the scratch file is written there.
+    type: path
+    required: true
+  block_size:
+    description:
+      - Size of each write request, a multiple of 4096.
+    type: raw
+    default: 1M
+  depths:
+    description:
+      - Queue depths to measure, each 1 to 65535, measured in ascending order.
+    type: list
+    elements: int
+    default: [1, 2, 4, 8, 16, 32, 64, 128, 256]
+  ioengine:
+    description:
+      - fio I/O engine (V(psync) never has more than one write in flight, whatever the depth).
+    type: str
+    choices: [io_uring, libaio, psync]
+    default: io_uring
+  direct:
+    description:
+      - O_DIRECT writes. Leave V(true); V(false) measures the page cache, not the volume.
+    type: bool
+    default: true
+  runtime_per_point:
+    description:
+      - Most seconds one depth is measured (fio C(runtime)), 1 or more.
+    type: int
+    default: 3
+  size_per_point:
+    description:
+      - Most bytes one depth writes (fio C(io_size), wrapping over the scratch file).
+    type: raw
+    default: 1G
+  scratch_size:
+    description:
+      - Size of the scratch file, written once before the first point.
+    type: raw
+    default: 1G
+  free_space_margin:
+    description:
+      - Fraction of the free space that must stay free, 0 to below 1; O(scratch_size) above free space x
+        (1 - O(free_space_margin)) is refused.
+    type: float
+    default: 0.1
+  fraction:
+    description:
+      - Knee threshold, above 0 and at most 1; the knee is the smallest depth reaching this fraction of the best
+        bandwidth.
+    type: float
+    default: 0.95
+  exhaustive:
+    description:
+      - Measure every depth of O(depths) instead of stopping at the plateau.
+    type: bool
+    default: false
+  plateau_gain:
+    description:
+      - A depth improves the curve when its bandwidth is more than this fraction above the bandwidth of the
+        last improving depth.
+    type: float
+    default: 0.05
+  plateau_points:
+    description:
+      - Stop after this many depths in a row without improvement (unless O(exhaustive=true)).
+    type: int
+    default: 2
+  ranks_per_drive:
+    description:
+      - Ranks writing to one drive at the same time. With O(nr_requests), RV(per_rank_depth) is returned.
+    type: int
+  nr_requests:
+    description:
+      - The drive's C(queue/nr_requests), the upper clamp of RV(per_rank_depth). Goes with O(ranks_per_drive).
+    type: int
+  fio_path:
+    description:
+      - Path of fio. By default C(fio) is looked up in the PATH (and the module fails clearly when it is missing).
+    type: path
+  timeout:
+    description:
+      - Seconds one fio run (the scratch layout or one point) may take; past it fio is killed and the module fails.
+    type: int
+    default: 600
+'''
+
+EXAMPLES = r'''
+- name: Find the queue depth of the checkpoint volume
+  ai_storage.checkpoint_io.queue_depth_sweep:
+    directory: /mnt/ckpt0/bench
+    ranks_per_drive: 2
+    nr_requests: 1023
+  register: sweep
+  become: true
+
+- name: Use it
+  ansible.builtin.debug:
+    msg: "knee {{ sweep.knee.knee }} ({{ sweep.points }} points, stopped early {{ sweep.stopped_early }}); per rank {{ sweep.per_rank_depth }}"
+
+- name: Full grid with longer points
+  ai_storage.checkpoint_io.queue_depth_sweep:
+    directory: /mnt/ckpt0/bench
+    depths: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+    runtime_per_point: 10
+    size_per_point: 16G
+    exhaustive: true
+'''
+
+RETURN = r'''
+curve:
+  description: One point per measured depth, ascending.
+  returned: success
+  type: list
+  elements: dict
+  sample: [{depth: 1, bw_bytes: 1100000000, p99_ns: 1400000, mean_ns: 950000, io_bytes: 3300000000, seconds: 3.0}]
+  contains:
+    depth:
+      description: fio C(iodepth).
+      type: int
+      returned: always
+    bw_bytes:
+      description: Write bandwidth, bytes per second.
+      type: int
+      returned: always
+    p99_ns:
+      description: 99th percentile completion latency, ns.
+      type: float
+      returned: always
+    mean_ns:
+      description: Mean total latency, ns.
+      type: float
+      returned: always
+    io_bytes:
+      description: Bytes written at this depth.
+      type: int
+      returned: always
+    seconds:
+      description: fio runtime of the point.
+      type: float
+      returned: always
+knee:
+  description: The C(knee_depth) result of RV(curve) (knee, knee_bw_bytes, best_bw_bytes, best_depth, fraction,
+    threshold_bw_bytes, latency_ns_at_knee, latency_source, p99_ns_at_knee, littles_law_depth).
+  returned: success
+  type: dict
+  sample: {knee: 16, knee_bw_bytes: 6400000000, best_bw_bytes: 6600000000, best_depth: 64, fraction: 0.95,
+           threshold_bw_bytes: 6270000000, latency_ns_at_knee: 2600000, latency_source: mean_ns,
+           p99_ns_at_knee: 3900000, littles_law_depth: 17}
+per_rank_depth:
+  description: ceil(knee / O(ranks_per_drive)) clamped to 1..O(nr_requests); V(null) without them.
+  returned: success
+  type: int
+  sample: 8
+bytes_written:
+  description: Bytes written by the sweep, the scratch layout included.
+  returned: success
+  type: int
+  sample: 12884901888
+seconds:
+  description: Wall time of all fio runs together, the scratch layout included.
+  returned: success
+  type: float
+  sample: 21.4
+points:
+  description: Number of depths measured.
+  returned: success
+  type: int
+  sample: 6
+stopped_early:
+  description: Whether the sweep stopped at the plateau before the last depth of O(depths).
+  returned: success
+  type: bool
+  sample: true
+device:
+  description: Block device backing O(directory), V(null) when none (tmpfs, overlay).
+  returned: always
+  type: str
+  sample: md127
+block_size:
+  description: Request size in bytes.
+  returned: always
+  type: int
+  sample: 1048576
+exhaustive:
+  description: O(exhaustive) as given.
+  returned: always
+  type: bool
+  sample: false
+fio_version:
+  description: fio's version string.
+  returned: success
+  type: str
+  sample: fio-3.33
+commands:
+  description: The fio argv of every run, the scratch layout first.
+  returned: always
+  type: list
+  elements: list
+'''
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.alignment import knee_depth, per_rank_depth
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_write import (
+    DEFAULT_DEPTHS,
+    IOENGINES,
+    block_size_bytes,
+    check_depths,
+    fraction_in_range,
+    int_in_range,
+    job_errors,
+    layout_argv,
+    plateau_reached,
+    space_errors,
+    sweep_argv,
+    sweep_point,
+)
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import parse_fio_json
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
+
+
+def argument_spec():
+    return dict(
+        directory=dict(type='path', required=True),
+        block_size=dict(type='raw', default='1M'),
+        depths=dict(type='list', elements='int', default=list(DEFAULT_DEPTHS)),
+        ioengine=dict(type='str', choices=list(IOENGINES), default='io_uring'),
+        direct=dict(type='bool', default=True),
+        runtime_per_point=dict(type='int', default=3),
+        size_per_point=dict(type='raw', default='1G'),
+        scratch_size=dict(type='raw', default='1G'),
+        free_space_margin=dict(type='float', default=0.1),
+        fraction=dict(type='float', default=0.95),
+        exhaustive=dict(type='bool', default=False),
+        plateau_gain=dict(type='float', default=0.05),
+        plateau_points=dict(type='int', default=2),
+        ranks_per_drive=dict(type='int'),
+        nr_requests=dict(type='int'),
+        fio_path=dict(type='path'),
+        timeout=dict(type='int', default=600),
+    )
+
+
+def backing_device(path, sysfs_root='/sys'):
+    """Kernel name of the block device holding ``path`` (md127, nvme1n1p1), None for tmpfs/overlay."""
+    try:
+        dev = os.stat(path).st_dev
+    except OSError:
+        return None
+    link = '%s/dev/block/%d:%d' % (sysfs_root.rstrip('/'), os.major(dev), os.minor(dev))
+    try:
+        return os.path.basename(os.readlink(link).rstrip('/')) or None
+    except OSError:
+        return None
+
+
+def run_fio(argv, timeout):
+    """Run fio in its own process group; kill the group past ``timeout``. (rc, stdout, stderr, wall_s, timed_out)."""
+    out = tempfile.TemporaryFile()
+    err = tempfile.TemporaryFile()
+    start = time.time()
+    proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        if proc.poll() is None:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(proc.pid, sig)
+                    proc.wait(timeout=10)
+                    break
+                except OSError:
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+    wall = time.time() - start
+    out.seek(0)
+    err.seek(0)
+    stdout = out.read().decode('utf-8', 'replace')
+    stderr = err.read().decode('utf-8', 'replace')
+    out.close()
+    err.close()
+    return proc.returncode, stdout, stderr, wall, timed_out
+
+
+def validate(module, params, result):
+    try:
+        values = dict(
+            block_size=block_size_bytes(params['block_size']),
+            depths=check_depths(params['depths']),
+            runtime=int_in_range(params['runtime_per_point'], 'runtime_per_point', 1),
+            io_bytes=parse_size(params['size_per_point'], 'size_per_point'),
+            scratch=parse_size(params['scratch_size'], 'scratch_size'),
+        )
+        int_in_range(params['timeout'], 'timeout', 1)
+        fraction_in_range(params['free_space_margin'], 'free_space_margin')
+        fraction_in_range(params['fraction'], 'fraction', 0.0, 1.0, low_open=True, high_open=False)
+        plateau_reached([], params['plateau_gain'], params['plateau_points'])
+        if (params['ranks_per_drive'] is None) != (params['nr_requests'] is None):
+            raise ValueError('ranks_per_drive and nr_requests go together (per_rank_depth needs both), got only %s'
+                             % ('ranks_per_drive' if params['nr_requests'] is None else 'nr_requests'))
+        if params['ranks_per_drive'] is not None:
+            int_in_range(params['ranks_per_drive'], 'ranks_per_drive', 1)
+            int_in_range(params['nr_requests'], 'nr_requests', 1)
+        for key, name in (('scratch', 'scratch_size'), ('io_bytes', 'size_per_point')):
+            if values[key] < values['block_size']:
+                raise ValueError('%s: %r (%d bytes) is below block_size %d bytes'
+                                 % (name, params[name], values[key], values['block_size']))
+    except ValueError as exc:
+        module.fail_json(msg=str(exc), **result)
+    directory = params['directory']
+    if not directory.startswith('/'):
+        module.fail_json(msg='directory: %r is not an absolute path' % directory, **result)
+    if not os.path.isdir(directory):
+        module.fail_json(msg='directory: %s %s' % (
+            directory, 'is not a directory' if os.path.exists(directory) else 'does not exist'), **result)
+    return values
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=False)
+    params = module.params
+    directory = params['directory']
+    result = dict(changed=False, device=backing_device(directory), block_size=None, exhaustive=params['exhaustive'],
+                  commands=[])
+    values = validate(module, params, result)
+    result['block_size'] = values['block_size']
+
+    vfs = os.statvfs(directory)
+    errors = space_errors([{'directory': directory, 'device': result['device'], 'needed': values['scratch'],
+                            'free': vfs.f_bavail * vfs.f_frsize}], params['free_space_margin'])
+    if errors:
+        module.fail_json(msg='scratch_size: %s' % errors[0], errors=errors, **result)
+
+    if params['fio_path']:
+        fio = params['fio_path']
+        if not (os.path.isfile(fio) and os.access(fio, os.X_OK)):
+            module.fail_json(msg='fio_path: %s is not an executable file' % fio, **result)
+    else:
+        fio = module.get_bin_path('fio', required=True)
+
+    scratch = os.path.join(directory, '.queue_depth_sweep.%d.scratch' % os.getpid())
+    engine, direct, bs = params['ioengine'], params['direct'], values['block_size']
+    curve = []
+    written = 0
+    seconds = 0.0
+    version = None
+
+    def run(argv, what):
+        result['commands'].append(argv)
+        rc, stdout, stderr, wall, timed_out = run_fio(argv, params['timeout'])
+        if timed_out:
+            module.fail_json(msg='%s: fio ran past timeout %d s and was killed' % (what, params['timeout']), **result)
+        if rc != 0:
+            module.fail_json(msg='%s: fio exited with %d: %s' % (what, rc, stderr.strip() or stdout[-2000:]),
+                             **result)
+        return parse_fio_json(stdout), stderr, wall
+
+    try:
+        parsed, stderr, wall = run(layout_argv(fio, scratch, values['scratch'], bs, engine, direct), 'scratch layout')
+        errors = job_errors(parsed, 1)
+        if errors:
+            module.fail_json(msg='scratch layout: %s; fio stderr: %s' % ('; '.join(errors), stderr.strip()), **result)
+        written += parsed['jobs'][0]['write']['io_bytes']
+        seconds += wall
+        version = parsed['fio_version']
+        for depth in values['depths']:
+            argv = sweep_argv(fio, scratch, depth, values['scratch'], values['io_bytes'], bs, engine,
+                              values['runtime'], direct)
+            parsed, stderr, wall = run(argv, 'depth %d' % depth)
+            try:
+                point = sweep_point(parsed, depth)
+            except ValueError as exc:
+                module.fail_json(msg='%s; fio stderr: %s' % (exc, stderr.strip()), **result)
+            curve.append(point)
+            written += point['io_bytes']
+            seconds += wall
+            if not params['exhaustive'] and plateau_reached([p['bw_bytes'] for p in curve], params['plateau_gain'],
+                                                            params['plateau_points']):
+                break
+    except (IOError, OSError) as exc:
+        module.fail_json(msg='queue depth sweep failed: %s' % exc, **result)
+    finally:
+        try:
+            os.unlink(scratch)
+        except OSError:
+            pass
+
+    try:
+        knee = knee_depth(curve, params['fraction'], bs)
+    except ValueError as exc:
+        module.fail_json(msg='knee: %s' % exc, curve=curve, **result)
+    per_rank = None
+    if params['ranks_per_drive'] is not None:
+        per_rank = per_rank_depth(knee, params['ranks_per_drive'], params['nr_requests'])
+    result.update(curve=curve, knee=knee, per_rank_depth=per_rank, bytes_written=written, seconds=round(seconds, 3),
+                  points=len(curve), stopped_early=len(curve) < len(values['depths']), fio_version=version)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

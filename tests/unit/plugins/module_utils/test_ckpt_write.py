@@ -1,0 +1,210 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Pure helpers of checkpoint_write and queue_depth_sweep.
+
+Fixtures are real fio 3.33 runs made for this collection on a scratch directory (ext4):
+
+* fio-3.33_ckpt_write_2ranks_8m_qd8_iouring_fsync.json: the exact argv of :func:`write_argv` for 2 ranks of
+  8 MiB, 1 MiB blocks, io_uring, iodepth 8, O_DIRECT, end_fsync, fallocate=truncate (one job per rank).
+* fio-3.33_sweep_point_qd4_iouring.json: one sweep point, iodepth 4, 16 MiB scratch file, io_size 32 MiB.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+import pytest
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import ckpt_write as cw
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import parse_fio_json
+from helpers import fixture
+
+WRITE_RUN = 'fio-3.33_ckpt_write_2ranks_8m_qd8_iouring_fsync.json'
+SWEEP_RUN = 'fio-3.33_sweep_point_qd4_iouring.json'
+MIB = 1024 * 1024
+
+
+# ------------------------------------------------------------------ shard sizing
+def test_shard_size_per_rank():
+    assert cw.shard_plan(8, '1M', shard_size='1G') == {
+        'shard_bytes': 1024 ** 3, 'total_bytes': 8 * 1024 ** 3, 'block_size': MIB, 'ranks': 8,
+        'requested_total_bytes': None}
+
+
+def test_total_size_is_split_and_rounded_down_to_block_size():
+    plan = cw.shard_plan(3, '1M', total_size='100M')
+    # 100 MiB / 3 = 34952533.33 bytes -> 33 MiB per rank
+    assert plan['shard_bytes'] == 33 * MIB
+    assert plan['total_bytes'] == 99 * MIB
+    assert plan['requested_total_bytes'] == 100 * MIB
+    assert cw.shard_plan(8, 4096, total_size='64G')['shard_bytes'] == 8 * 1024 ** 3
+
+
+@pytest.mark.parametrize('kwargs, message', [
+    (dict(ranks=8, block_size='1M', total_size='4M'),
+     "total_size: '4M' (4194304 bytes) over 8 ranks is 524288 bytes per rank, below block_size 1048576 bytes; "
+     "the minimum total_size is 8388608 bytes"),
+    (dict(ranks=2, block_size='1M', shard_size='512K'), "shard_size: '512K' (524288 bytes) is below block_size 1048576"),
+    (dict(ranks=2, block_size='1M', shard_size='1536K'),
+     "shard_size: '1536K' (1572864 bytes) is not a multiple of block_size 1048576 bytes; use 1048576 or 2097152"),
+    (dict(ranks=2, block_size='6K', shard_size='1M'), "block_size: '6K' (6144 bytes) is not a multiple of 4096"),
+    (dict(ranks=0, block_size='1M', shard_size='1M'), 'ranks: 0 is below the minimum 1'),
+    (dict(ranks=1025, block_size='1M', shard_size='1M'), 'ranks: 1025 is above the maximum 1024'),
+    (dict(ranks=2, block_size='1M'), 'give exactly one of shard_size (per rank) and total_size (whole checkpoint), '
+     'got neither'),
+    (dict(ranks=2, block_size='1M', shard_size='1M', total_size='2M'), 'got both'),
+    (dict(ranks=2, block_size='1M', shard_size='1MB'), "shard_size: '1MB' is ambiguous"),
+])
+def test_shard_plan_refusals_name_value_and_limit(kwargs, message):
+    with pytest.raises(ValueError) as exc:
+        cw.shard_plan(**kwargs)
+    assert message in str(exc.value)
+
+
+# ------------------------------------------------------------------ layout and argv
+def test_ranks_round_robin_over_directories():
+    layout = cw.rank_layout(['/mnt/ckpt0/b', '/mnt/ckpt1/b/'], 3)
+    assert layout == [
+        {'rank': 0, 'directory': '/mnt/ckpt0/b', 'filename': '/mnt/ckpt0/b/rank_0.ckpt'},
+        {'rank': 1, 'directory': '/mnt/ckpt1/b/', 'filename': '/mnt/ckpt1/b/rank_1.ckpt'},
+        {'rank': 2, 'directory': '/mnt/ckpt0/b', 'filename': '/mnt/ckpt0/b/rank_2.ckpt'},
+    ]
+
+
+@pytest.mark.parametrize('directories, message', [
+    ([], 'directories: [] is not a non-empty list'),
+    (['relative/dir'], "directories[0]: 'relative/dir' is not an absolute path"),
+])
+def test_bad_directories(directories, message):
+    with pytest.raises(ValueError) as exc:
+        cw.rank_layout(directories, 2)
+    assert message in str(exc.value)
+
+
+def test_write_argv_exact():
+    layout = cw.rank_layout(['/mnt/ckpt0', '/mnt/a:b'], 2)
+    argv = cw.write_argv('/usr/bin/fio', layout, 8 * MIB, MIB, 16, 'io_uring', True, True)
+    assert argv == [
+        '/usr/bin/fio', '--output-format=json', '--rw=write', '--bs=1048576', '--size=8388608', '--iodepth=16',
+        '--ioengine=io_uring', '--direct=1', '--end_fsync=1', '--fallocate=truncate',
+        '--name=rank_0', '--filename=/mnt/ckpt0/rank_0.ckpt',
+        '--name=rank_1', '--filename=/mnt/a\\:b/rank_1.ckpt',
+    ]
+    assert 'group_reporting' not in ' '.join(argv)
+    buffered = cw.write_argv('fio', layout[:1], MIB, MIB, 1, 'psync', False, False)
+    assert '--direct=0' in buffered and '--end_fsync=0' in buffered and '--ioengine=psync' in buffered
+
+
+@pytest.mark.parametrize('depth, engine, message', [
+    (0, 'io_uring', 'queue_depth: 0 is below the minimum 1'),
+    (65536, 'io_uring', 'queue_depth: 65536 is above the maximum 65535'),
+    (8, 'posixaio', "ioengine: 'posixaio' is not one of io_uring, libaio, psync"),
+])
+def test_write_argv_refusals(depth, engine, message):
+    with pytest.raises(ValueError) as exc:
+        cw.write_argv('fio', cw.rank_layout(['/d'], 1), MIB, MIB, depth, engine, True, True)
+    assert message in str(exc.value)
+
+
+def test_sweep_and_layout_argv_exact():
+    assert cw.sweep_argv('fio', '/mnt/c/s', 4, 16 * MIB, 32 * MIB, MIB, 'io_uring', 3, True) == [
+        'fio', '--output-format=json', '--name=qd4', '--filename=/mnt/c/s', '--rw=write', '--bs=1048576',
+        '--size=16777216', '--io_size=33554432', '--runtime=3', '--iodepth=4', '--ioengine=io_uring', '--direct=1']
+    assert cw.layout_argv('fio', '/mnt/c/s', 16 * MIB, MIB, 'libaio', True) == [
+        'fio', '--output-format=json', '--name=layout', '--filename=/mnt/c/s', '--rw=write', '--bs=1048576',
+        '--size=16777216', '--iodepth=8', '--ioengine=libaio', '--direct=1', '--end_fsync=1']
+
+
+# ------------------------------------------------------------------ free space
+def test_space_errors_name_needed_and_free():
+    needs = [{'directory': '/mnt/a', 'device': 'md127', 'needed': 950, 'free': 1000},
+             {'directory': '/mnt/b', 'device': None, 'needed': 900, 'free': 1000}]
+    errors = cw.space_errors(needs, 0.1)
+    assert errors == ['/mnt/a (device md127): needs 950 bytes, free space is 1000 bytes, of which 900 may be used '
+                      '(free_space_margin 0.1)']
+    assert cw.space_errors(needs, 0.0) == []
+    with pytest.raises(ValueError) as exc:
+        cw.space_errors(needs, 1.0)
+    assert 'free_space_margin: 1.0 is out of range: it must be at least 0.0 and below 1.0' in str(exc.value)
+
+
+# ------------------------------------------------------------------ MLPerf reduction
+def test_reduce_write_on_a_real_run():
+    layout = cw.rank_layout(['/tmp/fx/d0', '/tmp/fx/d1'], 2)
+    result = cw.reduce_write(parse_fio_json(fixture('fio', WRITE_RUN)), layout, wall_s=0.2)
+    ranks = result['per_rank']
+    assert [(r['rank'], r['bytes'], r['seconds']) for r in ranks] == [(0, 8 * MIB, 0.013), (1, 8 * MIB, 0.011)]
+    # bytes / runtime equals fio's own bw_bytes (fio's runtime includes end_fsync)
+    assert [r['bw_bytes'] for r in ranks] == [645277538, 762600727]
+    assert result['total_bytes'] == 16 * MIB
+    assert result['total_gib'] == pytest.approx(16 / 1024.0)
+    assert result['duration_s'] == 0.013  # the slowest rank
+    assert result['throughput_bytes_s'] == int(16 * MIB / 0.013)
+    assert result['throughput_gib_s'] == pytest.approx(16 * MIB / 0.013 / 1024 ** 3)
+    assert result['min_rank_bw_bytes'] == 645277538
+    assert result['mean_rank_bw_bytes'] == (645277538 + 762600727) // 2
+    assert result['iodepth_max_achieved'] == ['8', '8']
+    assert result['wall_s'] == 0.2 and result['fio_version'] == 'fio-3.33'
+
+
+def test_reduce_write_refuses_job_errors_and_missing_jobs():
+    doc = json.loads(fixture('fio', WRITE_RUN))
+    doc['jobs'][1]['error'] = 28
+    layout = cw.rank_layout(['/d'], 2)
+    with pytest.raises(ValueError) as exc:
+        cw.reduce_write(parse_fio_json(json.dumps(doc)), layout)
+    assert 'fio job rank_1: error 28' in str(exc.value)
+    with pytest.raises(ValueError) as exc:
+        cw.reduce_write(parse_fio_json(fixture('fio', WRITE_RUN)), cw.rank_layout(['/d'], 3))
+    assert 'fio reported 2 jobs, 3 expected' in str(exc.value)
+    with pytest.raises(ValueError) as exc:
+        cw.reduce_write(parse_fio_json('fio: engine io_uring not loadable\n'), layout)
+    assert 'fio output is not usable' in str(exc.value)
+
+
+def test_sweep_point_on_a_real_run():
+    point = cw.sweep_point(parse_fio_json(fixture('fio', SWEEP_RUN)), 4)
+    assert point == {'depth': 4, 'bw_bytes': 1525201454, 'p99_ns': 4423680, 'mean_ns': pytest.approx(2549775.125),
+                     'io_bytes': 32 * MIB, 'seconds': 0.022}
+
+
+# ------------------------------------------------------------------ plateau / early stop
+@pytest.mark.parametrize('curve, stop', [
+    ([100], False),
+    ([100, 200, 400], False),
+    ([100, 200, 204], False),            # one flat point is not a plateau yet
+    ([100, 200, 204, 208], True),        # two in a row within 5% of 200
+    ([100, 200, 190, 180], True),        # falling counts as flat
+    ([100, 200, 208, 216], False),       # 4% + 4% = 8% over the reference 200: still growing
+    ([100, 200, 204, 300, 305], False),  # the gain at 300 resets the count
+    ([100, 200, 204, 300, 305, 310], True),
+])
+def test_plateau_reached(curve, stop):
+    assert cw.plateau_reached(curve, 0.05, 2) is stop
+
+
+def test_plateau_parameters():
+    assert cw.plateau_reached([100, 150, 160], 0.10, 1) is True
+    assert cw.plateau_reached([100, 109, 118], 0.10, 2) is False  # 118 > 100 x 1.1
+    with pytest.raises(ValueError) as exc:
+        cw.plateau_reached([1], 0.05, 0)
+    assert 'plateau_points: 0 is below the minimum 1' in str(exc.value)
+    with pytest.raises(ValueError) as exc:
+        cw.plateau_reached([1], -0.1, 2)
+    assert 'plateau_gain: -0.1 is out of range' in str(exc.value)
+
+
+@pytest.mark.parametrize('depths, message', [
+    ([], 'depths: [] is not a non-empty list'),
+    ([1, 0], 'depths[1]: 0 is below the minimum 1'),
+    ([1, 70000], 'depths[1]: 70000 is above the maximum 65535'),
+    ([4, 2, 4], 'depths[2]: depth 4 is listed twice'),
+    ([1, True], 'depths[1]: True is not an integer'),
+])
+def test_check_depths(depths, message):
+    with pytest.raises(ValueError) as exc:
+        cw.check_depths(depths)
+    assert message in str(exc.value)
+    assert cw.check_depths([16, 1, 4]) == [1, 4, 16]

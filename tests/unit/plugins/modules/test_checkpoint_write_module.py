@@ -1,0 +1,202 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""checkpoint_write end to end with the real fio of the test host, on small shards in a tmp dir.
+
+O_DIRECT is refused by some tmp filesystems (tmpfs, some overlays: EINVAL) and io_uring by some
+containers: the probes below switch to direct: false / psync where the host needs it, the tests still run.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.modules import checkpoint_write
+
+from helpers import module_args
+
+MIB = 1024 * 1024
+FIO = '/usr/bin/fio' if os.path.exists('/usr/bin/fio') else 'fio'
+
+
+def fio_works(directory, engine, direct):
+    path = os.path.join(str(directory), 'probe')
+    try:
+        proc = subprocess.run([FIO, '--name=probe', '--filename=%s' % path, '--rw=write', '--bs=4096',
+                               '--size=65536', '--ioengine=%s' % engine, '--direct=%d' % direct],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+    return proc.returncode == 0 and b'err=' not in proc.stderr
+
+
+@pytest.fixture(scope='module')
+def host(tmp_path_factory):
+    """{'ioengine', 'direct'} this host's tmp filesystem and kernel accept (io_uring and O_DIRECT when they work)."""
+    base = tmp_path_factory.mktemp('probe')
+    engine = 'io_uring' if fio_works(base, 'io_uring', 0) else 'psync'
+    return {'ioengine': engine, 'direct': fio_works(base, engine, 1)}
+
+
+def run(capsys, **params):
+    params.setdefault('fio_path', FIO)
+    with module_args(params):
+        with pytest.raises(SystemExit) as exc:
+            checkpoint_write.main()
+    return exc.value.code, json.loads(capsys.readouterr().out)
+
+
+def dirs(tmp_path, count=2):
+    result = []
+    for index in range(count):
+        path = tmp_path / ('ckpt%d' % index)
+        path.mkdir()
+        result.append(str(path))
+    return result
+
+
+def test_two_ranks_real_fio(tmp_path, host, capsys):
+    directories = dirs(tmp_path)
+    rc, out = run(capsys, directories=directories, ranks=2, shard_size='8M', queue_depth=4, label='before', **host)
+    assert rc == 0, out
+    assert out['changed'] is False
+    assert out['label'] == 'before'
+    assert out['ranks'] == 2 and out['queue_depth'] == 4 and out['block_size'] == MIB
+    assert out['shard_bytes'] == 8 * MIB and out['total_bytes'] == 16 * MIB
+    assert out['total_gib'] == pytest.approx(16.0 / 1024)
+    assert out['ioengine'] == host['ioengine'] and out['direct'] is host['direct'] and out['fsync'] is True
+    ranks = out['per_rank']
+    assert [r['filename'] for r in ranks] == [
+        os.path.join(directories[0], 'rank_0.ckpt'), os.path.join(directories[1], 'rank_1.ckpt')]
+    assert all(r['bytes'] == 8 * MIB and r['seconds'] > 0 and r['bw_bytes'] > 0 for r in ranks)
+    assert out['duration_s'] == max(r['seconds'] for r in ranks)
+    assert out['throughput_gib_s'] == pytest.approx(16 * MIB / out['duration_s'] / 1024 ** 3)
+    assert out['min_rank_bw_bytes'] == min(r['bw_bytes'] for r in ranks)
+    assert out['wall_s'] >= out['duration_s']
+    assert out['fio_version'].startswith('fio-')
+    assert len(out['iodepth_max_achieved']) == 2
+    assert out['command'][:3] == [FIO, '--output-format=json', '--rw=write']
+    assert '--end_fsync=1' in out['command'] and '--iodepth=4' in out['command']
+    assert len(out['devices']) == 2 and out['devices'][0] == out['devices'][1]  # both in one tmp filesystem
+    # shards removed (keep_files false)
+    assert os.listdir(directories[0]) == [] and os.listdir(directories[1]) == []
+    assert out['files_kept'] == []
+
+
+def test_total_size_keep_files_and_progress(tmp_path, host, capsys):
+    directory = dirs(tmp_path, 1)
+    progress = str(tmp_path / 'progress.json')
+    rc, out = run(capsys, directories=directory, ranks=3, total_size='25M', keep_files=True, progress_file=progress,
+                  progress_interval=0.05, **host)
+    assert rc == 0, out
+    assert out['shard_bytes'] == 8 * MIB and out['total_bytes'] == 24 * MIB  # 25 MiB / 3 rounded down to 1 MiB
+    assert sorted(os.listdir(directory[0])) == ['rank_0.ckpt', 'rank_1.ckpt', 'rank_2.ckpt']
+    assert all(os.path.getsize(p) == 8 * MIB for p in out['files_kept'])
+    with open(progress) as handle:
+        doc = json.load(handle)
+    assert doc['done'] is True
+    assert doc['bytes_written'] == doc['total_bytes'] == 24 * MIB
+    assert doc['elapsed_s'] > 0 and doc['bw_bytes_so_far'] > 0
+    assert [name for name in os.listdir(str(tmp_path)) if name.startswith('.progress.')] == []
+
+    # a second run replaces the kept shards and removes them
+    rc, out = run(capsys, directories=directory, ranks=3, total_size='25M', **host)
+    assert rc == 0, out
+    assert os.listdir(directory[0]) == []
+
+
+@pytest.mark.parametrize('params, message', [
+    (dict(ranks=2, shard_size='6M', block_size='4M'),
+     "shard_size: '6M' (6291456 bytes) is not a multiple of block_size 4194304 bytes"),
+    (dict(ranks=16, total_size='8M'), 'over 16 ranks is 524288 bytes per rank, below block_size 1048576 bytes'),
+    (dict(ranks=2, shard_size='1M', queue_depth=0), 'queue_depth: 0 is below the minimum 1'),
+    (dict(ranks=2000, shard_size='1M'), 'ranks: 2000 is above the maximum 1024'),
+    (dict(ranks=2, shard_size='1M', block_size=1000), 'block_size: 1000 (1000 bytes) is not a multiple of 4096'),
+    (dict(ranks=2, shard_size='1M', free_space_margin=1.5), 'free_space_margin: 1.5 is out of range'),
+    (dict(ranks=2, shard_size='1T'), 'not enough free space'),
+    (dict(ranks=2), 'one of the following is required: shard_size, total_size'),
+])
+def test_refused_before_anything_is_written(tmp_path, capsys, params, message):
+    directory = dirs(tmp_path, 1)
+    rc, out = run(capsys, directories=directory, **params)
+    assert rc == 1 and message in out['msg'], out
+    assert os.listdir(directory[0]) == []
+    assert 'command' not in out
+
+
+def test_free_space_message_names_bytes(tmp_path, capsys):
+    directory = dirs(tmp_path, 1)
+    rc, out = run(capsys, directories=directory, ranks=2, shard_size='1T')
+    assert rc == 1
+    assert 'needs %d bytes, free space is ' % (2 * 1024 ** 4) in out['msg']
+    assert '(free_space_margin 0.1)' in out['msg']
+
+
+def test_missing_directory_and_missing_fio(tmp_path, capsys):
+    rc, out = run(capsys, directories=[str(tmp_path / 'nope')], ranks=1, shard_size='1M')
+    assert rc == 1 and out['msg'] == 'directories: %s does not exist' % (tmp_path / 'nope')
+    afile = tmp_path / 'file'
+    afile.write_text(u'x')
+    rc, out = run(capsys, directories=[str(afile)], ranks=1, shard_size='1M')
+    assert rc == 1 and 'is not a directory' in out['msg']
+    rc, out = run(capsys, directories=dirs(tmp_path, 1), ranks=1, shard_size='1M', fio_path=str(tmp_path / 'fio'))
+    assert rc == 1 and out['msg'] == 'fio_path: %s is not an executable file' % (tmp_path / 'fio')
+
+
+def test_fio_failure_reports_stderr_and_cleans_up(tmp_path, capsys):
+    directory = dirs(tmp_path, 1)
+    fake = tmp_path / 'fio'
+    fake.write_text(u'#!/bin/sh\ntouch "%s/rank_0.ckpt"\necho "fio: engine io_uring not loadable" >&2\nexit 1\n'
+                    % directory[0])
+    fake.chmod(0o755)
+    rc, out = run(capsys, directories=directory, ranks=1, shard_size='1M', fio_path=str(fake))
+    assert rc == 1
+    assert out['msg'] == 'fio exited with 1: fio: engine io_uring not loadable'
+    assert os.listdir(directory[0]) == []
+
+
+def test_timeout_kills_fio(tmp_path, capsys):
+    directory = dirs(tmp_path, 1)
+    fake = tmp_path / 'fio'
+    fake.write_text(u'#!/bin/sh\nexec sleep 30\n')
+    fake.chmod(0o755)
+    rc, out = run(capsys, directories=directory, ranks=1, shard_size='1M', fio_path=str(fake), timeout=1)
+    assert rc == 1 and out['msg'] == 'fio ran past timeout 1 s and was killed'
+
+
+def test_progress_while_fio_runs(tmp_path, capsys, monkeypatch):
+    """A stand-in fio writes half a shard, waits, then prints a real fio 3.33 result: the progress file follows."""
+    from conftest import FIXTURES
+    directories = dirs(tmp_path)
+    fake = tmp_path / 'fio'
+    fake.write_text(u'#!/bin/sh\ndd if=/dev/zero of="%s/rank_0.ckpt" bs=1M count=4 2>/dev/null\nsleep 1\n'
+                    u'cat "%s"\n' % (directories[0], os.path.join(FIXTURES, 'fio',
+                                                                  'fio-3.33_ckpt_write_2ranks_8m_qd8_iouring_fsync.json')))
+    fake.chmod(0o755)
+    seen = []
+    original = checkpoint_write.write_progress
+
+    def spy(path, doc):
+        seen.append(dict(doc))
+        original(path, doc)
+    monkeypatch.setattr(checkpoint_write, 'write_progress', spy)
+    progress = str(tmp_path / 'progress.json')
+    rc, out = run(capsys, directories=directories, ranks=2, shard_size='8M', fio_path=str(fake),
+                  progress_file=progress, progress_interval=0.2)
+    assert rc == 0, out
+    assert seen[0] == {'elapsed_s': 0.0, 'bytes_written': 0, 'total_bytes': 16 * MIB, 'bw_bytes_so_far': 0,
+                       'done': False}
+    running = [doc for doc in seen[1:-1]]
+    assert running and all(doc['done'] is False for doc in running)
+    assert running[-1]['bytes_written'] == 4 * MIB and running[-1]['bw_bytes_so_far'] > 0
+    assert seen[-1]['done'] is True and seen[-1]['bytes_written'] == 16 * MIB
+    with open(progress) as handle:
+        assert json.load(handle) == seen[-1]
+    assert out['throughput_bytes_s'] == int(16 * MIB / 0.013)
+    assert os.listdir(directories[0]) == []

@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""queue_depth_sweep end to end with the real fio of the test host (depths 1, 2, 4; 1 s or 8 MiB a point)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+import pytest
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.modules import queue_depth_sweep
+
+from helpers import module_args
+from test_checkpoint_write_module import FIO, fio_works
+
+MIB = 1024 * 1024
+
+
+@pytest.fixture(scope='module')
+def host(tmp_path_factory):
+    base = tmp_path_factory.mktemp('probe')
+    engine = 'io_uring' if fio_works(base, 'io_uring', 0) else 'psync'
+    return {'ioengine': engine, 'direct': fio_works(base, engine, 1)}
+
+
+def run(capsys, **params):
+    params.setdefault('fio_path', FIO)
+    with module_args(params):
+        with pytest.raises(SystemExit) as exc:
+            queue_depth_sweep.main()
+    return exc.value.code, json.loads(capsys.readouterr().out)
+
+
+def test_sweep_real_fio(tmp_path, host, capsys):
+    rc, out = run(capsys, directory=str(tmp_path), depths=[4, 1, 2], runtime_per_point=1, size_per_point='8M',
+                  scratch_size='8M', exhaustive=True, ranks_per_drive=2, nr_requests=64, **host)
+    assert rc == 0, out
+    assert out['changed'] is False
+    assert [p['depth'] for p in out['curve']] == [1, 2, 4]
+    for point in out['curve']:
+        assert point['bw_bytes'] > 0 and point['io_bytes'] > 0 and point['seconds'] > 0
+        assert point['p99_ns'] > 0 and point['mean_ns'] > 0
+    assert out['points'] == 3 and out['stopped_early'] is False and out['exhaustive'] is True
+    assert out['knee']['knee'] in (1, 2, 4) and out['knee']['fraction'] == 0.95
+    assert out['per_rank_depth'] == max(1, -(-out['knee']['knee'] // 2))
+    assert out['bytes_written'] == 8 * MIB + sum(p['io_bytes'] for p in out['curve'])
+    assert out['seconds'] > 0 and out['block_size'] == MIB
+    assert len(out['commands']) == 4 and '--name=layout' in out['commands'][0]
+    assert '--rw=write' in out['commands'][1] and '--iodepth=1' in out['commands'][1]
+    assert os.listdir(str(tmp_path)) == []  # scratch file removed
+
+
+def test_sweep_stops_early_on_a_plateau(tmp_path, capsys, monkeypatch):
+    """Bandwidth 100, 200, 204, 206 MB/s: the plateau after depth 8 ends the sweep before 16..256."""
+    bandwidth = {1: 100, 2: 200, 4: 204, 8: 206}
+    calls = []
+
+    def fake_run(argv, timeout):
+        calls.append(argv)
+        name = [a for a in argv if a.startswith('--name=')][0][7:]
+        depth = 8 if name == 'layout' else int(name[2:])
+        bw = bandwidth.get(depth, 999) * 1000000
+        doc = {'fio version': 'fio-3.33', 'jobs': [{'jobname': name, 'error': 0, 'job_runtime': 1000, 'write': {
+            'io_bytes': bw, 'bw_bytes': bw, 'runtime': 1000, 'iops': 1.0,
+            'clat_ns': {'percentile': {'99.000000': 2000000}}, 'lat_ns': {'mean': 1000000.0 * depth}}}]}
+        return 0, json.dumps(doc), '', 1.0, False
+    monkeypatch.setattr(queue_depth_sweep, 'run_fio', fake_run)
+    rc, out = run(capsys, directory=str(tmp_path), scratch_size='8M')
+    assert rc == 0, out
+    assert [p['depth'] for p in out['curve']] == [1, 2, 4, 8]
+    assert out['points'] == 4 and out['stopped_early'] is True
+    assert out['knee']['knee'] == 2 and out['knee']['best_depth'] == 8
+    assert out['per_rank_depth'] is None
+    assert len(calls) == 5
+
+
+@pytest.mark.parametrize('params, message', [
+    (dict(depths=[1, 0]), 'depths[1]: 0 is below the minimum 1'),
+    (dict(depths=[2, 2]), 'depths[1]: depth 2 is listed twice'),
+    (dict(block_size='3K'), "block_size: '3K' (3072 bytes) is not a multiple of 4096"),
+    (dict(fraction=1.5), 'fraction: 1.5 is out of range: it must be above 0.0 and at most 1.0'),
+    (dict(runtime_per_point=0), 'runtime_per_point: 0 is below the minimum 1'),
+    (dict(ranks_per_drive=2), 'ranks_per_drive and nr_requests go together'),
+    (dict(scratch_size='512K'), "scratch_size: '512K' (524288 bytes) is below block_size 1048576 bytes"),
+    (dict(scratch_size='64T'), 'scratch_size: %s'),
+])
+def test_refused_before_anything_is_written(tmp_path, capsys, params, message):
+    rc, out = run(capsys, directory=str(tmp_path), **params)
+    message = message.replace('%s', str(tmp_path))
+    assert rc == 1 and message in out['msg'], out
+    assert out['commands'] == []
+    assert os.listdir(str(tmp_path)) == []
+
+
+def test_scratch_removed_when_fio_fails(tmp_path, capsys):
+    fake = tmp_path / 'bin'
+    fake.mkdir()
+    fio = fake / 'fio'
+    work = tmp_path / 'work'
+    work.mkdir()
+    fio.write_text(u'#!/bin/sh\nfor a in "$@"; do case "$a" in --filename=*) touch "${a#--filename=}";; esac; done\n'
+                   u'echo "fio: io_u error: No space left on device" >&2\nexit 1\n')
+    fio.chmod(0o755)
+    rc, out = run(capsys, directory=str(work), fio_path=str(fio), scratch_size='8M')
+    assert rc == 1
+    assert out['msg'] == 'scratch layout: fio exited with 1: fio: io_u error: No space left on device'
+    assert os.listdir(str(work)) == []
