@@ -253,10 +253,6 @@ commands:
 '''
 
 import os
-import signal
-import subprocess
-import tempfile
-import time
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -276,6 +272,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_writ
     sweep_point,
 )
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import parse_fio_json
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import backing_device, run_fio
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
 
 
@@ -299,51 +296,6 @@ def argument_spec():
         fio_path=dict(type='path'),
         timeout=dict(type='int', default=600),
     )
-
-
-def backing_device(path, sysfs_root='/sys'):
-    """Kernel name of the block device holding ``path`` (md127, nvme1n1p1), None for tmpfs/overlay."""
-    try:
-        dev = os.stat(path).st_dev
-    except OSError:
-        return None
-    link = '%s/dev/block/%d:%d' % (sysfs_root.rstrip('/'), os.major(dev), os.minor(dev))
-    try:
-        return os.path.basename(os.readlink(link).rstrip('/')) or None
-    except OSError:
-        return None
-
-
-def run_fio(argv, timeout):
-    """Run fio in its own process group; kill the group past ``timeout``. (rc, stdout, stderr, wall_s, timed_out)."""
-    out = tempfile.TemporaryFile()
-    err = tempfile.TemporaryFile()
-    start = time.time()
-    proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
-    timed_out = False
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-    finally:
-        if proc.poll() is None:
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    os.killpg(proc.pid, sig)
-                    proc.wait(timeout=10)
-                    break
-                except OSError:
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-    wall = time.time() - start
-    out.seek(0)
-    err.seek(0)
-    stdout = out.read().decode('utf-8', 'replace')
-    stderr = err.read().decode('utf-8', 'replace')
-    out.close()
-    err.close()
-    return proc.returncode, stdout, stderr, wall, timed_out
 
 
 def validate(module, params, result):

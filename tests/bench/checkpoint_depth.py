@@ -23,7 +23,7 @@ LAB = [sys.executable, os.path.join(ROOT, "lab", "nvmelab.py")]
 def run_playbook(inventory, out, args):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"))
     cmd = ["ansible-playbook", "-i", inventory, os.path.join(ROOT, "tests", "bench", "checkpoint_depth.yml"),
-           "-e", json.dumps({"bench_out": out, "bench_ranks": args.ranks, "bench_total_size": args.total_size,
+           "-e", json.dumps({"bench_out": out, "bench_host": args.host, "bench_ranks": args.ranks, "bench_total_size": args.total_size,
                              "checkpoint_io_data_drives": {"serials": ["DATA0001", "DATA0002"]}})]
     subprocess.run(cmd, env=env, check=True)
     with open(out) as handle:
@@ -55,6 +55,7 @@ def report(res):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("-i", "--inventory", help="an existing lab inventory (default: boot one node)")
+    parser.add_argument("--host", default="node1", help="the lab node to measure (default node1)")
     parser.add_argument("--ranks", type=int, default=4)
     parser.add_argument("--total-size", default="256M")
     args = parser.parse_args()

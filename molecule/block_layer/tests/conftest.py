@@ -7,11 +7,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
-import re
-import shutil
-import subprocess
+import sys
 
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "shared"))
+from labplay import run_playbook as _run_playbook  # noqa: E402  (the shared runner of every scenario)
 
 OS_SERIAL = "OS0001"
 DATA_SERIALS = ("DATA0001", "DATA0002")
@@ -23,7 +24,6 @@ TUNED = {"scheduler": "none", "nr_requests": 512, "read_ahead_kb": 1024, "max_se
          "nomerges": 2, "rq_affinity": 2}
 RULE = "/etc/udev/rules.d/99-ai-storage-checkpoint-io-block.rules"
 RECORD = "/var/lib/ai_storage_checkpoint_io/block_layer.json"
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SCENARIO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -72,13 +72,8 @@ def all_queues(host, names):
 
 def run_playbook(inventory, name, *extra):
     """ansible-playbook of this scenario against Molecule's inventory; returns (rc, combined output)."""
-    binary = shutil.which("ansible-playbook")
-    assert binary, "ansible-playbook not in PATH"
-    argv = [binary, "-i", inventory, os.path.join(SCENARIO, name)] + list(extra)
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                          timeout=900, check=False, env=env)
-    return proc.returncode, ANSI.sub("", proc.stdout)
+    rc, output, dummy = _run_playbook(os.path.join(SCENARIO, name), *extra, inventory=inventory, timeout=900)
+    return rc, output
 
 
 @pytest.fixture(scope="session")

@@ -4,8 +4,13 @@ Every SSH round trip to a TCG guest costs about a second, so `node` reads everyt
 ONE shell command on the node and returns it as JSON; the tests then compare it with the collection's facts.
 """
 import json
+import os
+import sys
 
 import pytest
+
+SCENARIO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(SCENARIO), "shared"))
 
 OS_SERIAL = "OS0001"
 DATA_SERIALS = ("DATA0001", "DATA0002")

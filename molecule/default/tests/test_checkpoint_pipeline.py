@@ -100,3 +100,39 @@ def test_verification_reports_before_and_after(verify):
 
 def test_no_shard_is_left_behind(host):
     assert host.check_output("find /mnt/checkpoints -name '*.ckpt' | wc -l") == "0"
+
+
+# Last in this file (the tests run in file order per node): they change the ds_config.
+def _role(host, *extra):
+    from labplay import run_playbook
+    scenario = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    args = ["--limit", host.backend.get_hostname()]
+    for item in extra:
+        args += ["-e", item]
+    return run_playbook(os.path.join(scenario, "deepspeed_config.yml"), *args)
+
+
+def test_bad_input_is_refused_before_any_change(host):
+    before = host.file(DS_CONFIG).content_string
+    rc, out, dummy = _role(host, "deepspeed_config_queue_depth=0")
+    assert rc != 0
+    assert "deepspeed_config_queue_depth: 0 is out of range: per-rank depth 1..65535, or auto" in out
+    rc, out, dummy = _role(host, "deepspeed_config_ranks=2000", "deepspeed_config_use_gds=maybe")
+    assert rc != 0
+    assert "deepspeed_config_ranks: 2000 is out of range 1..1024 (ranks per node)" in out
+    assert "deepspeed_config_use_gds: maybe must be auto, true or false" in out
+    assert "Nothing was changed" in out
+    assert host.file(DS_CONFIG).content_string == before
+
+
+def test_revert_puts_back_the_aio_section_found_and_keeps_the_rest(host):
+    rc, out, recap = _role(host, "deepspeed_config_state=absent")
+    assert rc == 0, out[-3000:]
+    assert recap[host.backend.get_hostname()]["changed"] > 0
+    config = json.loads(host.file(DS_CONFIG).content_string)
+    assert config["aio"] == {"block_size": 262144, "queue_depth": 32, "num_threads": 4, "single_submit": "false",
+                             "overlap_events": "true"}
+    for key, value in FOREIGN.items():
+        assert config[key] == value, key
+    rc, out, recap = _role(host, "deepspeed_config_state=absent")
+    assert rc == 0 and recap[host.backend.get_hostname()]["changed"] == 0, out[-3000:]

@@ -6,12 +6,12 @@ it) in one shell command and returns it as JSON.
 """
 import json
 import os
-import re
-import shutil
-import subprocess
 import sys
 
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "shared"))
+from labplay import run_playbook  # noqa: E402  (the shared runner of every scenario)
 
 SCENARIO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRAINING_USER = "trainer"
@@ -106,17 +106,7 @@ def expand_cpulist(text):
 
 def ansible_playbook(playbook, *extra):
     """Run a playbook of this scenario against Molecule's inventory; (rc, output, {host: recap counters})."""
-    inventory = os.path.dirname(os.environ["MOLECULE_INVENTORY_FILE"])
-    binary = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
-    if not os.path.exists(binary):
-        binary = shutil.which("ansible-playbook")
-    argv = [binary, "-i", inventory, os.path.join(SCENARIO, playbook)] + list(extra)
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False,
-                          env=dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1"), timeout=1800)
-    recap = {}
-    for host, counters in re.findall(r"^(\S+)\s+:\s+(ok=.*)$", proc.stdout, re.MULTILINE):
-        recap[host] = dict((key, int(value)) for key, value in re.findall(r"(\w+)=(\d+)", counters))
-    return proc.returncode, proc.stdout, recap
+    return run_playbook(os.path.join(SCENARIO, playbook), *extra)
 
 
 @pytest.fixture(scope="module")

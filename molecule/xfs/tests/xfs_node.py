@@ -6,12 +6,13 @@ and returns it as JSON. The raw outputs are parsed with the collection's own par
 """
 import json
 import os
-import subprocess
 import sys
 
 SCENARIO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROJECT = os.path.dirname(os.path.dirname(SCENARIO))
 sys.path.insert(0, os.path.join(PROJECT, "collections"))
+sys.path.insert(0, os.path.join(PROJECT, "molecule", "shared"))
+from labplay import run_playbook  # noqa: E402  (the shared runner of every scenario)
 
 DATA_SERIALS = ("DATA0001", "DATA0002")
 MOUNT_POINT = "/mnt/checkpoints"
@@ -97,17 +98,10 @@ def playbook(*extra_vars):
 
     Returns (rc, output with whitespace collapsed, the PLAY RECAP "changed=" count of node1).
     """
-    inventory = os.path.dirname(os.environ["MOLECULE_INVENTORY_FILE"])
-    argv = ["ansible-playbook", "-i", inventory, os.path.join(SCENARIO, "converge.yml")]
+    argv = []
     for item in extra_vars:
         argv += ["-e", item]
-    env = dict(os.environ, ANSIBLE_CALLBACK_RESULT_FORMAT="json", ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                          env=env, cwd=SCENARIO, timeout=1800, check=False)
-    output = proc.stdout
+    rc, output, recap = run_playbook(os.path.join(SCENARIO, "converge.yml"), *argv,
+                                     env={"ANSIBLE_CALLBACK_RESULT_FORMAT": "json"})
     sys.stdout.write(output[-6000:])
-    changed = None
-    for line in output.splitlines():
-        if line.startswith("node1") and "changed=" in line:
-            changed = int(line.split("changed=")[1].split()[0])
-    return proc.returncode, " ".join(output.replace("\\n", " ").split()), changed
+    return rc, " ".join(output.replace("\\n", " ").split()), recap.get("node1", {}).get("changed")
