@@ -17,6 +17,8 @@ __metaclass__ = type
 
 import json
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import to_bool
+
 AIO = 'aio'
 
 # Order matters only for presentation.
@@ -224,23 +226,14 @@ AIO_RANGES = {
     'intra_op_parallelism': (1, 1024),
 }
 THREAD_KEYS = ('intra_op_parallelism', 'thread_count', 'both')
-_TRUE_WORDS = ('true', 'yes', 'on', 'y', 't', '1')
-_FALSE_WORDS = ('false', 'no', 'off', 'n', 'f', '0')
 
 
 def _to_bool(value, name):
-    """A real bool from a bool or an Ansible-ish word (true/false, yes/no, on/off, 1/0); else ValueError."""
-    if isinstance(value, bool):
-        return value
-    if _is_int(value) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str):
-        word = value.strip().lower()
-        if word in _TRUE_WORDS:
-            return True
-        if word in _FALSE_WORDS:
-            return False
-    raise ValueError('%s: %r is not a boolean (use true or false)' % (name, value))
+    """A real bool from a bool or an Ansible-ish word (units.to_bool: true/false, yes/no, on/off, 1/0)."""
+    try:
+        return to_bool(value, name)
+    except ValueError:
+        raise ValueError('%s: %r is not a boolean (use true or false)' % (name, value))
 
 
 def _to_positive_int(value, name):

@@ -1,6 +1,10 @@
 """Small helpers shared by the unit tests."""
 import contextlib
+import json
 import os
+import subprocess
+
+import pytest
 
 from ansible.module_utils.testing import patch_module_args
 
@@ -24,3 +28,33 @@ def module_args(args):
     """Run a module's main() with ``args`` as its parameters (ansible-core 2.19's patch_module_args)."""
     with patch_module_args(args):
         yield
+
+
+FIO = '/usr/bin/fio' if os.path.exists('/usr/bin/fio') else 'fio'
+
+
+def fio_works(directory, engine, direct):
+    path = os.path.join(str(directory), 'probe')
+    try:
+        proc = subprocess.run([FIO, '--name=probe', '--filename=%s' % path, '--rw=write', '--bs=4096',
+                               '--size=65536', '--ioengine=%s' % engine, '--direct=%d' % direct],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, check=False)
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+    return proc.returncode == 0 and b'err=' not in proc.stderr
+
+
+def fio_capabilities(base):
+    """{'ioengine', 'direct'} the host's tmp filesystem and kernel accept (io_uring and O_DIRECT when they work)."""
+    engine = 'io_uring' if fio_works(base, 'io_uring', 0) else 'psync'
+    return {'ioengine': engine, 'direct': fio_works(base, engine, 1)}
+
+
+def run_fio_module(capsys, main, params):
+    """(exit code, JSON result) of a fio module's main() with ``params`` (fio_path defaults to the host's fio)."""
+    params.setdefault('fio_path', FIO)
+    with module_args(params):
+        with pytest.raises(SystemExit) as exc:
+            main()
+    return exc.value.code, json.loads(capsys.readouterr().out)

@@ -12,44 +12,24 @@ __metaclass__ = type
 
 import json
 import os
-import subprocess
 
 import pytest
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import checkpoint_write
 
-from helpers import module_args
+from helpers import FIO, fio_capabilities, run_fio_module
 
 MIB = 1024 * 1024
-FIO = '/usr/bin/fio' if os.path.exists('/usr/bin/fio') else 'fio'
-
-
-def fio_works(directory, engine, direct):
-    path = os.path.join(str(directory), 'probe')
-    try:
-        proc = subprocess.run([FIO, '--name=probe', '--filename=%s' % path, '--rw=write', '--bs=4096',
-                               '--size=65536', '--ioengine=%s' % engine, '--direct=%d' % direct],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, check=False)
-    finally:
-        if os.path.exists(path):
-            os.unlink(path)
-    return proc.returncode == 0 and b'err=' not in proc.stderr
 
 
 @pytest.fixture(scope='module')
 def host(tmp_path_factory):
     """{'ioengine', 'direct'} this host's tmp filesystem and kernel accept (io_uring and O_DIRECT when they work)."""
-    base = tmp_path_factory.mktemp('probe')
-    engine = 'io_uring' if fio_works(base, 'io_uring', 0) else 'psync'
-    return {'ioengine': engine, 'direct': fio_works(base, engine, 1)}
+    return fio_capabilities(tmp_path_factory.mktemp('probe'))
 
 
 def run(capsys, **params):
-    params.setdefault('fio_path', FIO)
-    with module_args(params):
-        with pytest.raises(SystemExit) as exc:
-            checkpoint_write.main()
-    return exc.value.code, json.loads(capsys.readouterr().out)
+    return run_fio_module(capsys, checkpoint_write.main, params)
 
 
 def dirs(tmp_path, count=2):

@@ -13,25 +13,18 @@ import pytest
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import queue_depth_sweep
 
-from helpers import module_args
-from test_checkpoint_write_module import FIO, fio_works
+from helpers import fio_capabilities, run_fio_module
 
 MIB = 1024 * 1024
 
 
 @pytest.fixture(scope='module')
 def host(tmp_path_factory):
-    base = tmp_path_factory.mktemp('probe')
-    engine = 'io_uring' if fio_works(base, 'io_uring', 0) else 'psync'
-    return {'ioengine': engine, 'direct': fio_works(base, engine, 1)}
+    return fio_capabilities(tmp_path_factory.mktemp('probe'))
 
 
 def run(capsys, **params):
-    params.setdefault('fio_path', FIO)
-    with module_args(params):
-        with pytest.raises(SystemExit) as exc:
-            queue_depth_sweep.main()
-    return exc.value.code, json.loads(capsys.readouterr().out)
+    return run_fio_module(capsys, queue_depth_sweep.main, params)
 
 
 def test_sweep_real_fio(tmp_path, host, capsys):
