@@ -47,8 +47,8 @@ def test_sweep_real_fio(tmp_path, host, capsys):
 
 
 def test_sweep_stops_early_on_a_plateau(tmp_path, capsys, monkeypatch):
-    """Bandwidth 100, 200, 204, 206 MB/s: the plateau after depth 8 ends the sweep before 16..256."""
-    bandwidth = {1: 100, 2: 200, 4: 204, 8: 206}
+    """Bandwidth 100, 200, 204, 206, 207 MB/s: three depths without a 5% gain end the sweep before 32..256."""
+    bandwidth = {1: 100, 2: 200, 4: 204, 8: 206, 16: 207}
     calls = []
 
     def fake_run(argv, timeout):
@@ -63,11 +63,29 @@ def test_sweep_stops_early_on_a_plateau(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(queue_depth_sweep, 'run_fio', fake_run)
     rc, out = run(capsys, directory=str(tmp_path), scratch_size='8M')
     assert rc == 0, out
-    assert [p['depth'] for p in out['curve']] == [1, 2, 4, 8]
-    assert out['points'] == 4 and out['stopped_early'] is True
-    assert out['knee']['knee'] == 2 and out['knee']['best_depth'] == 8
+    assert [p['depth'] for p in out['curve']] == [1, 2, 4, 8, 16]
+    assert out['points'] == 5 and out['stopped_early'] is True
+    assert out['knee']['knee'] == 2 and out['knee']['best_depth'] == 16
     assert out['per_rank_depth'] is None
-    assert len(calls) == 5
+    assert len(calls) == 6
+
+
+def test_one_noisy_dip_does_not_end_the_sweep(tmp_path, capsys, monkeypatch):
+    """100, 200, 150 (dip), 190, 400: the default rides over one dip and finds the rise at depth 16."""
+    bandwidth = {1: 100, 2: 200, 4: 150, 8: 190, 16: 400, 32: 404, 64: 405, 128: 406}
+
+    def fake_run(argv, timeout):
+        name = [a for a in argv if a.startswith('--name=')][0][7:]
+        depth = 8 if name == 'layout' else int(name[2:])
+        bw = bandwidth.get(depth, 407) * 1000000
+        doc = {'fio version': 'fio-3.33', 'jobs': [{'jobname': name, 'error': 0, 'job_runtime': 1000, 'write': {
+            'io_bytes': bw, 'bw_bytes': bw, 'runtime': 1000, 'iops': 1.0,
+            'clat_ns': {'percentile': {'99.000000': 2000000}}, 'lat_ns': {'mean': 1000000.0 * depth}}}]}
+        return 0, json.dumps(doc), '', 1.0, False
+    monkeypatch.setattr(queue_depth_sweep, 'run_fio', fake_run)
+    rc, out = run(capsys, directory=str(tmp_path), scratch_size='8M')
+    assert rc == 0, out
+    assert out['knee']['knee'] == 16 and out['stopped_early'] is True
 
 
 @pytest.mark.parametrize('params, message', [
