@@ -46,20 +46,25 @@ def test_sweep_real_fio(tmp_path, host, capsys):
     assert os.listdir(str(tmp_path)) == []  # scratch file removed
 
 
-def test_sweep_stops_early_on_a_plateau(tmp_path, capsys, monkeypatch):
-    """Bandwidth 100, 200, 204, 206, 207 MB/s: three depths without a 5% gain end the sweep before 32..256."""
-    bandwidth = {1: 100, 2: 200, 4: 204, 8: 206, 16: 207}
-    calls = []
-
+def fake_fio(bandwidth, default, calls):
+    """A run_fio stand-in: the MB/s of ``bandwidth`` per depth (``default`` for the others), argv kept in ``calls``."""
     def fake_run(argv, timeout):
         calls.append(argv)
         name = [a for a in argv if a.startswith('--name=')][0][7:]
         depth = 8 if name == 'layout' else int(name[2:])
-        bw = bandwidth.get(depth, 999) * 1000000
+        bw = bandwidth.get(depth, default) * 1000000
         doc = {'fio version': 'fio-3.33', 'jobs': [{'jobname': name, 'error': 0, 'job_runtime': 1000, 'write': {
             'io_bytes': bw, 'bw_bytes': bw, 'runtime': 1000, 'iops': 1.0,
             'clat_ns': {'percentile': {'99.000000': 2000000}}, 'lat_ns': {'mean': 1000000.0 * depth}}}]}
         return 0, json.dumps(doc), '', 1.0, False
+    return fake_run
+
+
+def test_sweep_stops_early_on_a_plateau(tmp_path, capsys, monkeypatch):
+    """Bandwidth 100, 200, 204, 206, 207 MB/s: three depths without a 5% gain end the sweep before 32..256."""
+    bandwidth = {1: 100, 2: 200, 4: 204, 8: 206, 16: 207}
+    calls = []
+    fake_run = fake_fio(bandwidth, 999, calls)
     monkeypatch.setattr(queue_depth_sweep, 'run_fio', fake_run)
     rc, out = run(capsys, directory=str(tmp_path), scratch_size='8M')
     assert rc == 0, out
@@ -73,15 +78,7 @@ def test_sweep_stops_early_on_a_plateau(tmp_path, capsys, monkeypatch):
 def test_one_noisy_dip_does_not_end_the_sweep(tmp_path, capsys, monkeypatch):
     """100, 200, 150 (dip), 190, 400: the default rides over one dip and finds the rise at depth 16."""
     bandwidth = {1: 100, 2: 200, 4: 150, 8: 190, 16: 400, 32: 404, 64: 405, 128: 406}
-
-    def fake_run(argv, timeout):
-        name = [a for a in argv if a.startswith('--name=')][0][7:]
-        depth = 8 if name == 'layout' else int(name[2:])
-        bw = bandwidth.get(depth, 407) * 1000000
-        doc = {'fio version': 'fio-3.33', 'jobs': [{'jobname': name, 'error': 0, 'job_runtime': 1000, 'write': {
-            'io_bytes': bw, 'bw_bytes': bw, 'runtime': 1000, 'iops': 1.0,
-            'clat_ns': {'percentile': {'99.000000': 2000000}}, 'lat_ns': {'mean': 1000000.0 * depth}}}]}
-        return 0, json.dumps(doc), '', 1.0, False
+    fake_run = fake_fio(bandwidth, 407, [])
     monkeypatch.setattr(queue_depth_sweep, 'run_fio', fake_run)
     rc, out = run(capsys, directory=str(tmp_path), scratch_size='8M')
     assert rc == 0, out
