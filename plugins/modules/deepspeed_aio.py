@@ -211,7 +211,7 @@ aio_before:
   sample: {queue_depth: 32, single_submit: "false", num_threads: 8}
 effective:
   description: What DeepSpeed will use from the resulting file (its defaults for keys not set), as
-    C(deepspeed.runtime.swap_tensor.aio_config.get_aio_config) reads it.
+    C(deepspeed.runtime.swap_tensor.aio_config.get_aio_config) reads it; after a write, from the file read back from disk.
   returned: always
   type: dict
   sample: {block_size: 1048576, queue_depth: 32, intra_op_parallelism: 8, single_submit: false, overlap_events: true,
@@ -455,6 +455,12 @@ def main():
     elif content_changed and new_config is not None:
         # through a symlink to its target (as lineinfile does), never replacing the link
         write_config(module, real, new_config, result)
+        # Read back from disk: aio and effective are what the file now holds, not what was meant to be written.
+        dummy, on_disk = read_config(module, real, result)
+        if not same_json(on_disk, new_config):
+            module.fail_json(msg='%s reads back differently from what was written: %s' % (path, on_disk), **result)
+        result['aio'] = on_disk.get(AIO)
+        result['effective'] = effective_aio(result['aio'])['aio']
 
     if new_config is not None and not remove_file and os.path.exists(real):
         file_args = module.load_file_common_arguments(params, path=real)
