@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Installs what the lab and the tests need on a fresh Debian machine, as root: QEMU, mmdebstrap and an
-# OpenSSH client from Debian's packages, and the Python tools (pinned in requirements-dev.txt) in .venv.
-# Safe to run again: it installs only what is missing.
+# Installs what the lab and the tests need on a fresh Debian machine, as root: every tool of lab/tools.txt
+# (QEMU, mmdebstrap, an OpenSSH client, fio, nbdkit, ...) from Debian's packages, and the Python tools (pinned
+# in requirements-dev.txt) in .venv. Safe to run again: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-missing=0
-for tool in qemu-system-x86_64 qemu-img mmdebstrap mkfs.ext4 ssh ssh-keygen git; do
-  command -v "$tool" >/dev/null 2>&1 || missing=1
-done
-if [ "$missing" = 1 ] || [ "${CI:-}" = true ]; then
+packages=(python3-venv)
+while read -r tool package; do
+  case "$tool" in ''|'#'*) continue ;; esac
+  command -v "$tool" >/dev/null 2>&1 || packages+=("$package")
+done < lab/tools.txt
+python3 -c 'import ensurepip' 2>/dev/null && [ "${#packages[@]}" = 1 ] && packages=()
+if [ "${#packages[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
-  apt-get install -y -q --no-install-recommends \
-    qemu-system-x86 qemu-utils mmdebstrap e2fsprogs openssh-client ca-certificates git python3-venv shellcheck
+  # shellcheck disable=SC2046  # one word per package
+  apt-get install -y -q --no-install-recommends $(printf '%s\n' "${packages[@]}" | sort -u)
 fi
 stamp=.venv/.requirements-dev.txt
 if [ ! -x .venv/bin/molecule ] || ! cmp -s requirements-dev.txt "$stamp"; then

@@ -13,6 +13,19 @@ N data NVMe drives, each behind its own PCIe root port (so it can be hot-removed
     nvmelab.py critical-warning --state-dir DIR NODE DRIVE_ID VALUE
     nvmelab.py hot-remove --state-dir DIR NODE DRIVE_ID
     nvmelab.py reboot --state-dir DIR NODE [--hard]
+    nvmelab.py throttle --state-dir DIR NODE DRIVE_ID PERCENT|off      (drive-model drives)
+    nvmelab.py fail-io --state-dir DIR NODE DRIVE_ID on|off             (drive-model drives)
+    nvmelab.py models                                                   (the named drive models)
+
+Drive models (``up --drive-model SPEC``, repeatable): a data drive served by nbdkit (Debian's package) behind the
+emulated NVMe controller instead of a plain file, so that it behaves like a drive with physics: every request
+takes a fixed service time (``latency``, the delay filter), at most ``parallel`` requests are served at once
+(nbdkit's worker threads per connection: the drive's internal parallelism), so bandwidth follows Little's Law,
+``min(depth, parallel) x request size / latency``, up to the knee at depth ``parallel``; an optional byte-rate
+``ceiling`` (the rate filter) caps it below that. ``throttle`` lowers a drive's ceiling while it runs (the rate
+filter's rate file), ``fail-io`` makes its writes return EIO (the error filter's error file). SPEC is a profile
+name from DRIVE_MODELS or ``key=value,...`` (latency, read_latency, parallel, ceiling, mdts), optionally
+prefixed ``data2:`` for one drive; without a prefix it applies to every data drive. The OS drive is always plain.
 
 Images are cached under $CHECKPOINT_IO_LAB_CACHE (default ~/.cache/checkpoint_io_lab) by a key made from
 their recipe (release, package list, customisation, lab SSH key), so a changed recipe builds a new image.
@@ -23,6 +36,7 @@ drives: runs never share state. A reboot of a node keeps its disks (the QEMU pro
 import argparse
 import hashlib
 import json
+import math
 import os
 import shutil
 import signal
@@ -44,6 +58,26 @@ PACKAGES = [
     "xfsprogs", "e2fsprogs", "kmod", "iproute2", "procps", "mdadm", "rdma-core", "liburing2", "util-linux",
 ]
 OS_SERIAL = "OS0001"
+# Named drive models: a fixed service time per request and a byte-rate ceiling, so that a 1 MiB write stream at
+# depth d gets min(d x 1 MiB / latency, ceiling): Little's Law up to the knee at ceiling x latency / 1 MiB. The
+# knee is set by bytes in flight, not by a request count, so the guest's merging and splitting of requests (at
+# max_sectors_kb, at MDTS) does not move it; `parallel` (nbdkit's worker threads, the drive's internal
+# parallelism) stays above the knee and below the 16 requests QEMU's NBD client keeps in flight per drive
+# (MAX_NBD_REQUESTS in its block/nbd.c). Ceilings stay well below what the emulating CPU can move (~1.3 GiB/s
+# for a plain drive under TCG here).
+DRIVE_MODELS = {
+    # Each ceiling sits 20-30% below depth x 1 MiB / latency at its knee (on a grid of powers of two), so the knee
+    # point is on the plateau and the emulation's own latency (5-15 ms per request under TCG at 8 in flight,
+    # measured) does not push it off the corner.
+    "knee2": {"latency": 40.0, "ceiling": 40.0, "help": "40 ms per request, 40 MiB/s ceiling: knee at depth 2"},
+    "knee8": {"latency": 80.0, "ceiling": 70.0, "help": "80 ms per request, 70 MiB/s ceiling: knee at depth 8"},
+}
+MODEL_KEYS = ("latency", "read_latency", "parallel", "ceiling", "mdts")
+MODEL_DEFAULTS = {"mdts": 9, "parallel": 15}
+MAX_NBD_REQUESTS = 16
+LOG_FILTER = os.environ.get("NVMELAB_NBD_LOG", "").split() if os.environ.get("NVMELAB_NBD_LOG") else []
+BURSTINESS_S = 0.5   # the rate filter bucket (s at the rate): 0.1 made depth-8 runs dip by 25% (measured); a run
+                     # with a 1 s ramp (fio ramp_time) spends the burst before it measures
 SSH_OPTS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
             "-o", "BatchMode=yes", "-o", "ConnectTimeout=5"]
 
@@ -177,6 +211,123 @@ def build(release):
     return paths
 
 
+def parse_ms(text, key):
+    text = str(text).strip().lower()
+    try:
+        if text.endswith("ms"):
+            return float(text[:-2])
+        if text.endswith("s"):
+            return float(text[:-1]) * 1000.0
+        return float(text)
+    except ValueError:
+        die("drive model: %s=%r is not a duration (e.g. 20ms)" % (key, text))
+
+
+def parse_model(spec):
+    """``(drive_id or None, model)`` of one --drive-model SPEC; dies with the bad value and the limit."""
+    drive, sep, body = spec.partition(":")
+    if not sep:
+        drive, body = None, spec
+    if body in DRIVE_MODELS:
+        model = dict((k, v) for k, v in DRIVE_MODELS[body].items() if k != "help")
+        model["profile"] = body
+    else:
+        model = {"profile": "custom"}
+        for item in filter(None, body.split(",")):
+            key, eq, value = item.partition("=")
+            if not eq or key not in MODEL_KEYS:
+                die("drive model %r: %r is neither a profile (%s) nor key=value with a key of %s"
+                    % (spec, item, ", ".join(sorted(DRIVE_MODELS)), ", ".join(MODEL_KEYS)))
+            if key in ("latency", "read_latency"):
+                model[key] = parse_ms(value, key)
+            elif key == "ceiling":
+                model[key] = parse_gib(value) / float(1 << 20)
+            else:
+                try:
+                    model[key] = int(value)
+                except ValueError:
+                    die("drive model %r: %s=%r is not an integer" % (spec, key, value))
+    for key, value in MODEL_DEFAULTS.items():
+        model.setdefault(key, value)
+    if "latency" not in model or "ceiling" not in model:
+        die("drive model %r: give latency=MS and ceiling=SIZE per second (or a profile: %s)"
+            % (spec, ", ".join(sorted(DRIVE_MODELS))))
+    model.setdefault("read_latency", model["latency"])
+    if not 0.1 <= model["latency"] <= 1000 or not 0 <= model["read_latency"] <= 1000:
+        die("drive model %r: latency %.1f ms is outside 0.1..1000 ms" % (spec, model["latency"]))
+    if not 1 <= model["parallel"] < MAX_NBD_REQUESTS:
+        die("drive model %r: parallel %d is outside 1..%d (QEMU's NBD client keeps at most %d requests in flight)"
+            % (spec, model["parallel"], MAX_NBD_REQUESTS - 1, MAX_NBD_REQUESTS))
+    if not 8 <= model["mdts"] <= 10:
+        die("drive model %r: mdts %d is outside 8..10 (a 1 MiB write must stay one request)" % (spec, model["mdts"]))
+    if not 1 <= model["ceiling"] <= 1024:
+        die("drive model %r: ceiling %.0f MiB/s is outside 1..1024 MiB/s" % (spec, model["ceiling"]))
+    # The knee in 1 MiB writes in flight: Little's Law, depth = ceiling x latency / request size.
+    knee = model["ceiling"] * model["latency"] / 1000.0
+    if knee > model["parallel"]:
+        die("drive model %r: its knee (%.1f MiB in flight) is above parallel %d: raise parallel or lower latency"
+            " x ceiling" % (spec, knee, model["parallel"]))
+    model["ceiling_mib_s"] = round(model["ceiling"], 1)
+    model["knee_depth"] = max(1, int(math.ceil(knee - 1e-9)))
+    return drive, model
+
+
+def drive_models(specs, count):
+    """{data drive id: model} for the data drives of one node (a prefixed spec overrides an unprefixed one)."""
+    models = {}
+    ids = ["data%d" % i for i in range(1, count + 1)]
+    for spec in specs or []:
+        drive, model = parse_model(spec)
+        if drive is not None and drive not in ids:
+            die("drive model %r: no data drive %r (data drives: %s)" % (spec, drive, ", ".join(ids)))
+        for dev_id in ids if drive is None else [drive]:
+            models[dev_id] = model
+    for spec in specs or []:  # the prefixed ones win
+        drive, model = parse_model(spec)
+        if drive is not None:
+            models[drive] = model
+    return models
+
+
+def rate_bits(mib_s):
+    return int(mib_s * (1 << 20) * 8)
+
+
+def start_model_server(ndir, dev_id, path, model):
+    """Start nbdkit for one data drive; returns the drive's ``model`` record (sockets, control files)."""
+    base = os.path.join(ndir, dev_id)
+    rec = dict(model, socket=base + ".nbd.sock", pidfile=base + ".nbdkit.pid", rate_file=base + ".rate",
+               error_file=base + ".fail-io", log=base + ".nbdkit.log")
+    for stale in (rec["error_file"], rec["rate_file"], rec["socket"]):
+        if os.path.exists(stale):
+            os.unlink(stale)
+    write_atomic(rec["rate_file"], "%d\n" % rate_bits(model["ceiling"]))
+    argv = ["nbdkit", "--unix", rec["socket"], "--pidfile", rec["pidfile"], "--threads", str(model["parallel"]),
+            "--filter=error", "--filter=rate", "--filter=delay"] + LOG_FILTER[:1] + ["file", path] + LOG_FILTER[1:] + [
+            "delay-write=%gms" % model["latency"], "delay-read=%gms" % model["read_latency"],
+            "rate=%d" % rate_bits(model["ceiling"]), "rate-file=%s" % rec["rate_file"],
+            "burstiness=%g" % BURSTINESS_S,
+            "error=EIO", "error-pwrite-rate=100%", "error-pwrite-file=%s" % rec["error_file"],
+            "error-zero-rate=100%", "error-zero-file=%s" % rec["error_file"]]
+    if not shutil.which("nbdkit"):
+        die("nbdkit is not installed (lab/bootstrap.sh installs it: apt-get install nbdkit)")
+    with open(rec["log"], "w") as log_handle:
+        subprocess.run(argv, check=True, stdin=subprocess.DEVNULL, stdout=log_handle, stderr=log_handle)
+    deadline = time.time() + 10
+    while not os.path.exists(rec["socket"]) and time.time() < deadline:
+        time.sleep(0.05)
+    if not os.path.exists(rec["socket"]):
+        die("nbdkit for %s did not listen on %s; see %s" % (dev_id, rec["socket"], rec["log"]))
+    return rec
+
+
+def write_atomic(path, text):
+    tmp = path + ".new"
+    with open(tmp, "w") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
 def free_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -205,14 +356,22 @@ def qemu_argv(node, image, ndir, args):
             "-pidfile", node["pidfile"], "-daemonize"]
     # One PCIe root port per controller: a controller on a root port can be hot-removed (device_del).
     disks = [("os", OS_SERIAL, node["os_overlay"], "qcow2", "")]
+    models = node.get("models", {})
     for i, path in enumerate(node["data_files"], start=1):
-        extra = ",max_ioqpairs=%d,mdts=%d" % (args.max_ioqpairs, args.mdts)
-        disks.append(("data%d" % i, "DATA%04d" % i, path, "raw", extra))
+        dev_id = "data%d" % i
+        model = models.get(dev_id)
+        extra = ",max_ioqpairs=%d,mdts=%d" % (args.max_ioqpairs, model["mdts"] if model else args.mdts)
+        disks.append((dev_id, "DATA%04d" % i, path, "raw", extra))
     for slot, (dev_id, serial, path, fmt, extra) in enumerate(disks, start=1):
+        model = models.get(dev_id)
+        # A drive model's bytes go through nbdkit (latency, parallelism, ceiling, faults); cache=none keeps the
+        # host's page cache out of the guest's view of it.
+        source = ("file=nbd+unix:///?socket=%s,cache=none" % model["socket"]) if model else ("file=%s" % path)
         argv += ["-device", "pcie-root-port,id=rp%d,bus=pcie.0,chassis=%d,slot=%d" % (slot, slot, slot),
-                 "-drive", "file=%s,if=none,id=drv-%s,format=%s" % (path, dev_id, fmt),
+                 "-drive", "%s,if=none,id=drv-%s,format=%s" % (source, dev_id, fmt),
                  "-device", "nvme,id=%s,serial=%s,drive=drv-%s,bus=rp%d%s" % (dev_id, serial, dev_id, slot, extra)]
-        drives.append({"id": dev_id, "serial": serial, "os_drive": dev_id == "os", "backing": path})
+        drives.append({"id": dev_id, "serial": serial, "os_drive": dev_id == "os", "backing": path,
+                       "model": model})
     return argv, drives
 
 
@@ -346,6 +505,11 @@ def write_inventory(state_dir, state):
             "          checkpoint_io_data_drives:",
             "            serials: %s" % json.dumps(data),
         ]
+        # What each drive model promises (tests and the demo compare what they measure with it).
+        models = dict((d["serial"], dict((k, d["model"][k]) for k in ("profile", "latency", "parallel", "mdts",
+                                                                       "ceiling_mib_s", "knee_depth")))
+                      for d in node["drives"] if d.get("model"))
+        lines.append("          checkpoint_io_lab_drive_models: %s" % json.dumps(models, sort_keys=True))
     path = os.path.join(state_dir, "inventory.yml")
     with open(path, "w") as handle:
         handle.write("\n".join(lines) + "\n")
@@ -362,6 +526,7 @@ def up(args):
         die("node names must be unique")
     if args.data_drives < 2:
         die("--data-drives %d: a node needs at least 2 data drives" % args.data_drives)
+    models = drive_models(args.drive_model, args.data_drives)
     images = {rel: build(rel) for rel in sorted(set(release for name, release in specs))}
     state = {"nodes": [], "state_dir": state_dir}
     try:
@@ -382,12 +547,17 @@ def up(args):
             node = {"name": name, "release": release, "ssh_port": free_port(), "dir": ndir,
                     "qmp": os.path.join(ndir, "qmp.sock"), "pidfile": os.path.join(ndir, "qemu.pid"),
                     "console": os.path.join(ndir, "console.log"), "identity_file": lab_key(),
-                    "os_overlay": overlay, "data_files": data_files, "kernel_version": image["kernel_version"]}
+                    "os_overlay": overlay, "data_files": data_files, "kernel_version": image["kernel_version"],
+                    "models": {}}
+            state["nodes"].append(node)
+            save_state(state_dir, state)  # from here on, `down` stops what this node started
+            for dev_id, model in sorted(models.items()):
+                node["models"][dev_id] = start_model_server(ndir, dev_id, data_files[int(dev_id[4:]) - 1], model)
+                save_state(state_dir, state)
             argv, node["drives"] = qemu_argv(node, image, ndir, args)
             with open(os.path.join(ndir, "qemu.argv"), "w") as handle:
                 handle.write(" ".join(argv) + "\n")
             subprocess.run(argv, check=True, stdin=subprocess.DEVNULL)
-            state["nodes"].append(node)
             save_state(state_dir, state)
             log("started %s (%s, kernel %s) ssh port %d" % (name, release, image["kernel_version"],
                                                             node["ssh_port"]))
@@ -439,6 +609,23 @@ def stop_node(node, grace=15):
         time.sleep(0.5)
 
 
+def stop_model_servers(node):
+    for rec in node.get("models", {}).values():
+        pid = read_pid(rec["pidfile"])
+        if pid_alive(pid):
+            os.kill(pid, signal.SIGTERM)
+            deadline = time.time() + 5
+            while pid_alive(pid) and time.time() < deadline:
+                time.sleep(0.1)
+            if pid_alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        for path in (rec["socket"], rec["pidfile"], rec["rate_file"], rec["error_file"]):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
 def down_dir(state_dir, keep_files=False):
     try:
         with open(state_file(state_dir)) as handle:
@@ -447,6 +634,7 @@ def down_dir(state_dir, keep_files=False):
         state = {}
     for node in state.get("nodes", []):
         stop_node(node)
+        stop_model_servers(node)
         log("stopped %s" % node["name"])
         if not keep_files:
             for path in [node["os_overlay"]] + node["data_files"]:
@@ -476,6 +664,43 @@ def find_node(state, name):
     die("no node %r (nodes: %s)" % (name, ", ".join(n["name"] for n in state["nodes"])))
 
 
+def model_of(node, drive_id, what):
+    drive = find_drive(node, drive_id)
+    if not drive.get("model"):
+        die("%s %s is a plain drive: %s needs a drive model (up --drive-model ...)" % (node["name"], drive["id"], what))
+    return drive, drive["model"]
+
+
+def throttle(node, drive_id, value):
+    """Cap a model drive at PERCENT of its ceiling (``off``: back to its own ceiling), live."""
+    drive, model = model_of(node, drive_id, "throttle")
+    if value == "off":
+        mib_s = model["ceiling"]
+    else:
+        try:
+            pct = float(value.rstrip("%"))
+        except ValueError:
+            pct = -1
+        if not 0 < pct <= 100:
+            die("throttle %r: give a percentage in (0, 100] of the drive's ceiling, or off" % value)
+        mib_s = model["ceiling_mib_s"] * pct / 100.0
+    write_atomic(model["rate_file"], "%d\n" % rate_bits(mib_s))
+    log("%s %s ceiling %.1f MiB/s (model: %.1f)" % (node["name"], drive["id"], mib_s, model["ceiling_mib_s"]))
+
+
+def fail_io(node, drive_id, value):
+    """Make a model drive's writes (and write-zeroes) fail with EIO (``on``) or succeed again (``off``)."""
+    drive, model = model_of(node, drive_id, "fail-io")
+    if value == "on":
+        write_atomic(model["error_file"], "fail-io\n")
+    else:
+        try:
+            os.unlink(model["error_file"])
+        except OSError:
+            pass
+    log("%s %s writes %s" % (node["name"], drive["id"], "fail with EIO" if value == "on" else "succeed"))
+
+
 def find_drive(node, drive_id):
     for drive in node["drives"]:
         if drive_id in (drive["id"], drive["serial"]):
@@ -498,6 +723,9 @@ def main(argv=None):
     p.add_argument("--memory", type=int, default=2048)
     p.add_argument("--cpus", type=int, default=2)
     p.add_argument("--instance-config", help="also write Molecule's instance_config.yml here")
+    p.add_argument("--drive-model", action="append",
+                   help="[DRIVE:]PROFILE or [DRIVE:]latency=MS,ceiling=SIZE[,parallel=N,read_latency=MS,mdts=N]"
+                        " (repeatable; profiles: %s)" % ", ".join(sorted(DRIVE_MODELS)))
     p = sub.add_parser("down", help="stop every node and remove its disks")
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--state-dir")
@@ -521,7 +749,20 @@ def main(argv=None):
     p.add_argument("--state-dir", required=True)
     p.add_argument("node")
     p.add_argument("--hard", action="store_true", help="QMP system_reset instead of a clean reboot")
+    for cmd, choice_help in (("throttle", "PERCENT of the drive model's ceiling, or off"),
+                             ("fail-io", "on or off")):
+        p = sub.add_parser(cmd, help="%s a drive-model data drive: %s" % (cmd, choice_help))
+        p.add_argument("--state-dir", required=True)
+        p.add_argument("node")
+        p.add_argument("drive")
+        p.add_argument("value", help=choice_help)
+    sub.add_parser("models", help="list the named drive models")
     args = parser.parse_args(argv)
+
+    if args.cmd == "models":
+        for name, model in sorted(DRIVE_MODELS.items()):
+            print("%-10s %s" % (name, model["help"]))
+        return 0
 
     if args.cmd == "build":
         for rel in args.release or ["bookworm"]:
@@ -559,6 +800,14 @@ def main(argv=None):
             die("%s is the OS drive of %s: refusing to remove it" % (drive["id"], node["name"]))
         qmp(node, "device_del", {"id": drive["id"]})
         log("%s: device_del %s requested" % (node["name"], drive["id"]))
+        return 0
+    if args.cmd == "throttle":
+        throttle(node, args.drive, args.value)
+        return 0
+    if args.cmd == "fail-io":
+        if args.value not in ("on", "off"):
+            die("fail-io %r: give on or off" % args.value)
+        fail_io(node, args.drive, args.value)
         return 0
     if args.cmd == "reboot":
         if args.hard:
