@@ -19,13 +19,14 @@ N data NVMe drives, each behind its own PCIe root port (so it can be hot-removed
 
 Drive models (``up --drive-model SPEC``, repeatable): a data drive served by nbdkit (Debian's package) behind the
 emulated NVMe controller instead of a plain file, so that it behaves like a drive with physics: every request
-takes a fixed service time (``latency``, the delay filter), at most ``parallel`` requests are served at once
-(nbdkit's worker threads per connection: the drive's internal parallelism), so bandwidth follows Little's Law,
-``min(depth, parallel) x request size / latency``, up to the knee at depth ``parallel``; an optional byte-rate
-``ceiling`` (the rate filter) caps it below that. ``throttle`` lowers a drive's ceiling while it runs (the rate
-filter's rate file), ``fail-io`` makes its writes return EIO (the error filter's error file). SPEC is a profile
-name from DRIVE_MODELS or ``key=value,...`` (latency, read_latency, parallel, ceiling, mdts), optionally
-prefixed ``data2:`` for one drive; without a prefix it applies to every data drive. The OS drive is always plain.
+takes a fixed service time (``latency``, nbdkit's delay filter) and the drive moves at most ``ceiling`` bytes per
+second (the rate filter), so a stream of 1 MiB writes at depth d gets ``min(d x 1 MiB / latency, ceiling)``:
+Little's Law up to the knee at ``ceiling x latency / 1 MiB`` in flight, flat past it, latency growing with depth.
+``throttle`` lowers a drive's ceiling while it runs (the rate filter's rate file: a throttled drive, live);
+``fail-io`` makes its writes fail (the error filter's error file: the guest sees NVMe media errors). SPEC is a
+profile name from DRIVE_MODELS (``models`` lists them) or ``key=value,...`` (latency, ceiling, read_latency,
+parallel, mdts), optionally prefixed ``data2:`` for one drive; without a prefix it applies to every data drive.
+The OS drive, and every drive without a model, is a plain file (bounded by the emulating CPU, not physics).
 
 Images are cached under $CHECKPOINT_IO_LAB_CACHE (default ~/.cache/checkpoint_io_lab) by a key made from
 their recipe (release, package list, customisation, lab SSH key), so a changed recipe builds a new image.

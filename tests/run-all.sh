@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every test of the collection, in order of cost: lint, sanity, unit, build/install, then Molecule on lab
-# nodes (real kernels, emulated NVMe). Exits non-zero when any step fails; stops every lab node on exit.
+# Every test of the collection, in order of cost: the tools check, lint, sanity, unit, build/install, the lab's
+# drive models, then Molecule on lab nodes (real kernels, emulated NVMe). Exits non-zero when any step fails;
+# stops every lab node on exit. Each step prints its seconds; tests/README.md keeps the table of them.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 lab/bootstrap.sh --tests || exit 1
@@ -21,18 +22,20 @@ step() {
     failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - start)) s)"
   fi
 }
+step tools tests/check_tools.sh
 step lint ansible-lint --profile production
 step sanity tests/sanity.sh
 step unit python -m pytest tests/unit
 step install tests/build_install.sh
+step lab-drive-models python -m pytest -p no:cacheprovider tests/lab
 for scenario in ${MOLECULE_SCENARIOS:-default io_uring_engine block_layer xfs}; do
   step "molecule-$scenario" molecule test -s "$scenario"
 done
 # No lab node may outlive its scenario, passed or failed (zombies are dead already).
 no_leftover_qemu() {
   local left
-  left=$(ps -eo pid=,stat=,args= | awk '$2 !~ /^Z/ && $3 ~ /qemu-system-x86_64/ && /-name/')
-  [ -z "$left" ] || { echo "lab nodes still running:"; echo "$left"; return 1; }
+  left=$(ps -eo pid=,stat=,args= | awk '$2 !~ /^Z/ && (($3 ~ /qemu-system-x86_64/ && /-name/) || $3 ~ /nbdkit/)')
+  [ -z "$left" ] || { echo "lab nodes or drive-model servers still running:"; echo "$left"; return 1; }
 }
 step no-leftover-qemu no_leftover_qemu
 [ "$failed" = 0 ] || echo "failed steps: ${failures[*]}"

@@ -2,6 +2,7 @@
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 
 import pytest
@@ -30,10 +31,30 @@ def module_args(args):
         yield
 
 
-FIO = '/usr/bin/fio' if os.path.exists('/usr/bin/fio') else 'fio'
+TOOLS_LIST = os.path.join(os.path.dirname(FIXTURES), '..', '..', 'lab', 'tools.txt')
+
+
+def listed_tools():
+    """The tools of lab/tools.txt (what lab/bootstrap.sh installs)."""
+    with open(TOOLS_LIST) as handle:
+        return set(line.split()[0] for line in handle if line.strip() and not line.startswith('#'))
+
+
+def require_tool(name):
+    """The path of a host tool a test runs; the test fails naming it (and lab/bootstrap.sh) when it is missing."""
+    assert name in listed_tools(), '%s is not in lab/tools.txt: add it there so lab/bootstrap.sh installs it' % name
+    path = shutil.which(name)
+    if path is None:
+        pytest.fail('%s is not installed on this machine: run lab/bootstrap.sh (it installs every tool of '
+                    'lab/tools.txt)' % name, pytrace=False)
+    return path
+
+
+FIO = shutil.which('fio') or 'fio'
 
 
 def fio_works(directory, engine, direct):
+    require_tool('fio')
     path = os.path.join(str(directory), 'probe')
     try:
         proc = subprocess.run([FIO, '--name=probe', '--filename=%s' % path, '--rw=write', '--bs=4096',
@@ -53,7 +74,7 @@ def fio_capabilities(base):
 
 def run_fio_module(capsys, main, params):
     """(exit code, JSON result) of a fio module's main() with ``params`` (fio_path defaults to the host's fio)."""
-    params.setdefault('fio_path', FIO)
+    params.setdefault('fio_path', require_tool('fio'))
     with module_args(params):
         with pytest.raises(SystemExit) as exc:
             main()
