@@ -77,8 +77,9 @@ MODEL_KEYS = ("latency", "read_latency", "parallel", "ceiling", "mdts")
 MODEL_DEFAULTS = {"mdts": 9, "parallel": 15}
 MAX_NBD_REQUESTS = 16
 LOG_FILTER = os.environ.get("NVMELAB_NBD_LOG", "").split() if os.environ.get("NVMELAB_NBD_LOG") else []
-BURSTINESS_S = 0.5   # the rate filter bucket (s at the rate): 0.1 made depth-8 runs dip by 25% (measured); a run
-                     # with a 1 s ramp (fio ramp_time) spends the burst before it measures
+# The rate filter's bucket, in seconds at the rate: 0.1 made depth-8 runs dip by 25% (measured); a run with a
+# ramp (fio ramp_time) spends the burst before it measures.
+BURSTINESS_S = 0.5
 SSH_OPTS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
             "-o", "BatchMode=yes", "-o", "ConnectTimeout=5"]
 
@@ -303,13 +304,15 @@ def start_model_server(ndir, dev_id, path, model):
         if os.path.exists(stale):
             os.unlink(stale)
     write_atomic(rec["rate_file"], "%d\n" % rate_bits(model["ceiling"]))
+    # Filters from the client inwards: error (fail-io), rate (ceiling, throttle), delay (latency); NVMELAB_NBD_LOG
+    # ("--filter=log logfile=FILE") adds nbdkit's request log innermost, for looking at what the guest sends.
     argv = ["nbdkit", "--unix", rec["socket"], "--pidfile", rec["pidfile"], "--threads", str(model["parallel"]),
-            "--filter=error", "--filter=rate", "--filter=delay"] + LOG_FILTER[:1] + ["file", path] + LOG_FILTER[1:] + [
-            "delay-write=%gms" % model["latency"], "delay-read=%gms" % model["read_latency"],
-            "rate=%d" % rate_bits(model["ceiling"]), "rate-file=%s" % rec["rate_file"],
-            "burstiness=%g" % BURSTINESS_S,
-            "error=EIO", "error-pwrite-rate=100%", "error-pwrite-file=%s" % rec["error_file"],
-            "error-zero-rate=100%", "error-zero-file=%s" % rec["error_file"]]
+            "--filter=error", "--filter=rate", "--filter=delay"] + LOG_FILTER[:1] + ["file", path] + LOG_FILTER[1:]
+    argv += ["delay-write=%gms" % model["latency"], "delay-read=%gms" % model["read_latency"],
+             "rate=%d" % rate_bits(model["ceiling"]), "rate-file=%s" % rec["rate_file"],
+             "burstiness=%g" % BURSTINESS_S,
+             "error=EIO", "error-pwrite-rate=100%", "error-pwrite-file=%s" % rec["error_file"],
+             "error-zero-rate=100%", "error-zero-file=%s" % rec["error_file"]]
     if not shutil.which("nbdkit"):
         die("nbdkit is not installed (lab/bootstrap.sh installs it: apt-get install nbdkit)")
     with open(rec["log"], "w") as log_handle:
@@ -507,9 +510,8 @@ def write_inventory(state_dir, state):
             "            serials: %s" % json.dumps(data),
         ]
         # What each drive model promises (tests and the demo compare what they measure with it).
-        models = dict((d["serial"], dict((k, d["model"][k]) for k in ("profile", "latency", "parallel", "mdts",
-                                                                       "ceiling_mib_s", "knee_depth")))
-                      for d in node["drives"] if d.get("model"))
+        keys = ("profile", "latency", "parallel", "mdts", "ceiling_mib_s", "knee_depth")
+        models = dict((d["serial"], dict((k, d["model"][k]) for k in keys)) for d in node["drives"] if d.get("model"))
         lines.append("          checkpoint_io_lab_drive_models: %s" % json.dumps(models, sort_keys=True))
     path = os.path.join(state_dir, "inventory.yml")
     with open(path, "w") as handle:

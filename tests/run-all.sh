@@ -4,7 +4,9 @@
 # stops every lab node on exit. Each step prints its seconds; tests/README.md keeps the table of them.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+bootstrap_start=$SECONDS
 lab/bootstrap.sh --tests || exit 1
+echo "=== bootstrap: ok ($((SECONDS - bootstrap_start)) s)"
 export PATH="$PWD/.venv/bin:$PATH"
 # The tests that parse a rendered ds_config with DeepSpeed's own parser fail instead of skipping.
 export CHECKPOINT_IO_REQUIRE_DEEPSPEED=1
@@ -27,7 +29,7 @@ step lint ansible-lint --profile production
 step sanity tests/sanity.sh
 step unit python -m pytest tests/unit
 step install tests/build_install.sh
-step lab-drive-models python -m pytest -p no:cacheprovider tests/lab
+step lab-drive-models python -m pytest -p no:cacheprovider -s tests/lab   # -s: the measured curves in the log
 for scenario in ${MOLECULE_SCENARIOS:-default io_uring_engine block_layer xfs}; do
   step "molecule-$scenario" molecule test -s "$scenario"
 done

@@ -1,11 +1,12 @@
 """The lab's drive models, measured inside a real guest: knees where the profiles put them, throttle and fail-io.
 
 One bookworm node, two data drives with different models (knee2: 40 ms per request, 40 MiB/s ceiling, so the knee
-is at 1.6 MiB in flight, depth 2 on a grid of powers of two; knee8: 80 ms, 70 MiB/s, knee at 5.6, depth 8). fio io_uring 1 MiB O_DIRECT sequential writes run inside
-the guest on both drives at once, at each depth, REPEATS times (interleaved); the curve's knee (the smallest depth
-whose doubling gains less than KNEE_GAIN, medians) must be the profile's knee depth, the plateau within
-TOLERANCE of the model's ceiling, the points below the knee within TOLERANCE of Little's Law (depth x 1 MiB /
-latency), and every point's repeats within SPREAD of its median, one outlier allowed (OUTLIERS). Then ``nvmelab.py throttle`` and
+is at 1.6 MiB in flight, depth 2 on a grid of powers of two; knee8: 80 ms, 70 MiB/s, knee at 5.6, depth 8).
+fio io_uring 1 MiB O_DIRECT sequential writes run inside the guest on both drives at once, at each depth,
+REPEATS times (interleaved); the curve's knee (the smallest depth whose doubling gains less than KNEE_GAIN,
+medians) must be the profile's knee depth, the plateau within TOLERANCE of the model's ceiling, the points below
+the knee within TOLERANCE of Little's Law (depth x 1 MiB / latency), and every point's repeats within SPREAD of
+its median, one outlier allowed (OUTLIERS). Then ``nvmelab.py throttle`` and
 ``fail-io`` must change what fio measures.
 """
 import json
@@ -24,9 +25,11 @@ DEPTHS = (1, 2, 4, 8, 16)
 REPEATS = 5
 RUNTIME_S = 3
 RAMP_S = 2                 # spends the rate filter's burst bucket (0.5 s at the ceiling) before fio measures
-SPREAD = 0.15              # each repeat vs the median of its point...
-OUTLIERS = 1               # ...except at most one per point: a stall of the emulating CPU under TCG (about 1 point
-                           # in 30 here) reads low once; the median of five ignores it and the test prints all five
+# Each repeat within SPREAD of the median of its point, except at most OUTLIERS per point: a stall of the
+# emulating CPU under TCG (about 1 point in 30 here) reads low once; the median of five ignores it and the test
+# prints all five.
+SPREAD = 0.15
+OUTLIERS = 1
 KNEE_GAIN = 1.25           # the knee: the smallest depth whose doubling gains less than 25% (2x below a knee)
 TOLERANCE = 0.15           # plateau vs the model's ceiling, and Little's Law below the knee (both ways)
 PROFILES = {"data1": "knee2", "data2": "knee8"}
@@ -92,7 +95,7 @@ def devices(node):
 def curves(node, devices):
     """{drive id: {depth: [MiB/s per repeat]}}, repeats interleaved across depths."""
     out = dict((dev_id, dict((d, []) for d in DEPTHS)) for dev_id in devices)
-    for _ in range(REPEATS):
+    for dummy in range(REPEATS):
         for depth in DEPTHS:
             bw, _doc = fio(node, list(devices.values()), depth)
             for dev_id, dev in devices.items():
