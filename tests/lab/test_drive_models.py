@@ -5,7 +5,7 @@ is at 1.6 MiB in flight, depth 2 on a grid of powers of two; knee8: 80 ms, 70 Mi
 fio io_uring 1 MiB O_DIRECT sequential writes run inside the guest on both drives at once, at each depth,
 REPEATS times (interleaved); the curve's knee (the smallest depth whose doubling gains less than KNEE_GAIN,
 medians) must be the profile's knee depth, the plateau within TOLERANCE of the model's ceiling, the points below
-the knee within TOLERANCE of Little's Law (depth x 1 MiB / latency), and every point's repeats within SPREAD of
+the knee within LITTLE_LOW..LITTLE_HIGH of Little's Law (depth x 1 MiB / latency), and every point's repeats within SPREAD of
 its median, one outlier allowed (OUTLIERS). Then ``nvmelab.py throttle`` and
 ``fail-io`` must change what fio measures.
 """
@@ -31,7 +31,8 @@ RAMP_S = 2                 # spends the rate filter's burst bucket (0.5 s at the
 SPREAD = 0.15
 OUTLIERS = 1
 KNEE_GAIN = 1.25           # the knee: the smallest depth whose doubling gains less than 25% (2x below a knee)
-TOLERANCE = 0.15           # plateau vs the model's ceiling, and Little's Law below the knee (both ways)
+TOLERANCE = 0.15           # the plateau vs the model's ceiling (both ways)
+LITTLE_LOW, LITTLE_HIGH = 0.75, 1.10   # below the knee, the share of depth x 1 MiB / latency measured
 PROFILES = {"data1": "knee2", "data2": "knee8"}
 
 
@@ -121,13 +122,15 @@ def test_knee_where_the_profile_puts_it(node, curves, dev_id):
     medians = dict((d, statistics.median(v)) for d, v in curves[dev_id].items())
     knee = min(d for d in DEPTHS[:-1] if medians[2 * d] < KNEE_GAIN * medians[d])
     assert knee == min(d for d in DEPTHS if d >= model["knee_depth"]), (dev_id, model["knee_depth"], medians)
+    # The plateau, read at the deepest point (where the rate filter's burst bucket is spent at once).
     ceiling = model["ceiling_mib_s"]
-    best = max(medians.values())
-    assert abs(best - ceiling) <= TOLERANCE * ceiling, (dev_id, best, ceiling)
-    # Below the knee bandwidth follows Little's Law: depth x 1 MiB / latency.
+    plateau = medians[DEPTHS[-1]]
+    assert abs(plateau - ceiling) <= TOLERANCE * ceiling, (dev_id, plateau, ceiling)
+    # Below the knee bandwidth follows Little's Law, depth x 1 MiB / latency, less the emulation's own latency
+    # per request (a few ms to 15 ms at 4 in flight under TCG, measured): LITTLE_LOW..LITTLE_HIGH of it.
     for depth in (d for d in DEPTHS if d * 1000.0 / model["latency"] < model["ceiling_mib_s"]):
         expected = depth * 1000.0 / model["latency"]
-        assert abs(medians[depth] - expected) <= TOLERANCE * expected, (dev_id, depth, medians[depth])
+        assert LITTLE_LOW * expected <= medians[depth] <= LITTLE_HIGH * expected, (dev_id, depth, medians[depth])
 
 
 def test_throttle_changes_what_fio_measures(node, devices, curves):
