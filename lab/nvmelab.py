@@ -278,16 +278,13 @@ def drive_models(specs, count):
     """{data drive id: model} for the data drives of one node (a prefixed spec overrides an unprefixed one)."""
     models = {}
     ids = ["data%d" % i for i in range(1, count + 1)]
-    for spec in specs or []:
-        drive, model = parse_model(spec)
+    parsed = [parse_model(spec) + (spec,) for spec in specs or []]
+    # Unprefixed specs first (every drive), then the prefixed ones (one drive each), so those win.
+    for drive, model, spec in sorted(parsed, key=lambda item: item[0] is not None):
         if drive is not None and drive not in ids:
             die("drive model %r: no data drive %r (data drives: %s)" % (spec, drive, ", ".join(ids)))
         for dev_id in ids if drive is None else [drive]:
             models[dev_id] = model
-    for spec in specs or []:  # the prefixed ones win
-        drive, model = parse_model(spec)
-        if drive is not None:
-            models[drive] = model
     return models
 
 
