@@ -27,6 +27,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import parse_fio_json
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
 
 GIB = 1024 ** 3
@@ -254,6 +255,23 @@ def reduce_write(parsed, layout, wall_s=None):
         "iodepth_max_achieved": [r["iodepth_max_achieved"] for r in per_rank],
         "fio_version": parsed.get("fio_version"),
     }
+
+
+def outcome_result(result, layout, outcome, timeout):
+    """``result`` completed from fio's ``outcome`` ({rc, stdout, stderr, wall_s, timed_out}); (result, error)."""
+    result = dict(result, stderr=outcome['stderr'])
+    if outcome.get('lost'):
+        return result, 'fio ended without an exit status (killed from outside the module?): %s' % (
+            outcome['stderr'].strip() or 'no output')
+    if outcome['timed_out']:
+        return result, 'fio ran past timeout %d s and was killed' % timeout
+    if outcome['rc'] != 0:
+        return result, 'fio exited with %s: %s' % (outcome['rc'], outcome['stderr'].strip() or outcome['stdout'][-2000:])
+    try:
+        result.update(reduce_write(parse_fio_json(outcome['stdout']), layout, round(outcome['wall_s'], 3)))
+    except ValueError as exc:
+        return result, '%s; fio stderr: %s' % (exc, outcome['stderr'].strip())
+    return result, None
 
 
 def sweep_point(parsed, depth):

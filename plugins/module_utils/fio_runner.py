@@ -40,6 +40,11 @@ def allocated(path):
         return 0
 
 
+def written_so_far(files, shard_bytes):
+    """Bytes the ranks have written so far, from the allocated blocks of their shard files."""
+    return sum(min(allocated(path), shard_bytes) for path in files)
+
+
 def remove(path):
     try:
         os.unlink(path)

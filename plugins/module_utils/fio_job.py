@@ -1,0 +1,191 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""fio runs that outlive the task that started them: the measuring modules' background jobs.
+
+A play that shows progress while a measurement runs starts it in the background and polls it. Ansible's own
+``async`` cannot carry it on every connection: under Mitogen (mitogen_linear 0.3.54, ansible-core 2.19) an async
+task of a collection module never starts (measured). So the module itself starts fio detached and returns at
+once, and a poll is an ordinary short task. fio is the detached process (under coreutils ``timeout``, so a job
+nobody polls still ends), started in a session of its own with its standard streams on files, so no connection
+waits for it; what the poll needs is in a job record beside them.
+
+The job store: one root-owned directory (mode 0700, refused when it is a symlink, owned by someone else or
+writable by others), one folder per job in it, made with ``mkdtemp``. Nothing here follows a symlink a user
+could plant: the store's parent is root's /run, and every file is created inside the job's own folder.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import time
+
+JOB_STORE = '/run/ai_storage_checkpoint_io/jobs'
+# Exit status of coreutils timeout when the limit was reached (TERM, then KILL after the grace).
+TIMEOUT_RC = 124
+KILL_GRACE_S = 10
+_JOB_ID = re.compile(r'^[A-Za-z0-9_.-]{1,128}$')
+# $1..$3: the files for fio's stdout, stderr and exit status; the rest: the command. The subshell runs in the
+# background and the shell exits at once, so the job is nobody's child (init reaps it) and the starting module
+# leaves no zombie behind; the status is written to a temporary name and renamed, so a reader sees it whole.
+_RUNNER = '( "${@:4}" >"$1" 2>"$2"; echo $? >"$3.tmp" && mv "$3.tmp" "$3" ) </dev/null >/dev/null 2>&1 &'
+
+
+class JobError(Exception):
+    """A job store or job record that cannot be used (the message says which and why)."""
+
+
+def ensure_store(path=JOB_STORE):
+    """Make (or check) the job store: a real directory owned by this user, writable by nobody else."""
+    parent = os.path.dirname(path.rstrip('/'))
+    if not os.path.isdir(parent):
+        os.makedirs(parent, 0o755)
+    try:
+        os.mkdir(path, 0o700)
+    except OSError:
+        pass
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode):
+        raise JobError('job store %s is not a directory (a symlink or a file is refused)' % path)
+    if info.st_uid != os.geteuid():
+        raise JobError('job store %s belongs to uid %d, not to uid %d that runs the module'
+                       % (path, info.st_uid, os.geteuid()))
+    if info.st_mode & 0o022:
+        raise JobError('job store %s is writable by group or others (mode %o)' % (path, stat.S_IMODE(info.st_mode)))
+    return path
+
+
+def job_dir(job_id, store=JOB_STORE):
+    if not isinstance(job_id, str) or not _JOB_ID.match(job_id) or job_id in ('.', '..'):
+        raise JobError('job_id %r is not a job id this collection made' % (job_id,))
+    return os.path.join(store, job_id)
+
+
+def start(argv, record, timeout, label=None, store=JOB_STORE):
+    """Start ``argv`` detached under ``timeout`` seconds; return the job id. ``record``: what the poll needs."""
+    ensure_store(store)
+    prefix = re.sub(r'[^A-Za-z0-9_-]', '_', label or 'job')[:32] + '.'
+    path = tempfile.mkdtemp(prefix=prefix, dir=store)
+    job_id = os.path.basename(path)
+    files = dict((name, os.path.join(path, name)) for name in ('stdout', 'stderr', 'rc'))
+    doc = dict(record, job_id=job_id, argv=list(argv), timeout=int(timeout), started=time.time(), session=None)
+    command = ['timeout', '--kill-after=%d' % KILL_GRACE_S, str(int(timeout))] + list(argv)
+    try:
+        with open(os.devnull, 'rb') as devnull:
+            proc = subprocess.Popen(['/bin/bash', '-c', _RUNNER, 'fio-job', files['stdout'], files['stderr'],
+                                     files['rc']] + command,
+                                    stdin=devnull, stdout=devnull, stderr=devnull, close_fds=True,
+                                    start_new_session=True, cwd='/')
+    except OSError as exc:
+        shutil.rmtree(path, ignore_errors=True)
+        raise JobError('cannot start %s: %s' % (argv[0], exc))
+    proc.wait()
+    # The session the shell led: the background subshell, coreutils timeout, fio and its per-job processes.
+    doc['session'] = proc.pid
+    _write_json(os.path.join(path, 'job.json'), doc)
+    return job_id
+
+
+def load(job_id, store=JOB_STORE):
+    path = job_dir(job_id, store)
+    try:
+        with open(os.path.join(path, 'job.json')) as handle:
+            return json.load(handle)
+    except (IOError, OSError):
+        raise JobError('no job %s in %s (finished and collected already, or never started)' % (job_id, store))
+    except ValueError as exc:
+        raise JobError('job record of %s is not JSON: %s' % (job_id, exc))
+
+
+def poll(job_id, wait=0.0, store=JOB_STORE, interval=0.2):
+    """Wait up to ``wait`` s for the job; (record, outcome). ``outcome`` is None while it runs, else a dict
+    ``{rc, stdout, stderr, wall_s, timed_out}``."""
+    record = load(job_id, store)
+    path = job_dir(job_id, store)
+    rc_file = os.path.join(path, 'rc')
+    deadline = time.time() + max(0.0, float(wait))
+    while True:
+        if os.path.exists(rc_file):
+            break
+        if not session_members(record.get('session')):
+            # The runner is gone without writing a status (killed from outside): nothing more will come.
+            if not os.path.exists(rc_file):
+                return record, dict(rc=None, stdout=_read(path, 'stdout'), stderr=_read(path, 'stderr'),
+                                    wall_s=round(time.time() - record['started'], 3), timed_out=False, lost=True)
+        if time.time() >= deadline:
+            return record, None
+        time.sleep(interval)
+    try:
+        rc = int(_read(path, 'rc').strip())
+    except ValueError:
+        rc = None
+    finished = os.stat(rc_file).st_mtime
+    return record, dict(rc=rc, stdout=_read(path, 'stdout'), stderr=_read(path, 'stderr'),
+                        wall_s=round(max(0.0, finished - record['started']), 3), timed_out=rc == TIMEOUT_RC,
+                        lost=False)
+
+
+def cancel(job_id, store=JOB_STORE):
+    """End every process of a running job's session (TERM, KILL after the grace). True when one was running."""
+    record = load(job_id, store)
+    sid = record.get('session')
+    if not session_members(sid):
+        return False
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in session_members(sid):
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        deadline = time.time() + KILL_GRACE_S
+        while time.time() < deadline:
+            if not session_members(sid):
+                return True
+            time.sleep(0.1)
+    return True
+
+
+def collect(job_id, store=JOB_STORE):
+    """Remove a job's folder (its record and fio's output), after its result was read."""
+    shutil.rmtree(job_dir(job_id, store), ignore_errors=True)
+
+
+def session_members(sid, procfs_root='/proc'):
+    """Pids of the live (not zombie) processes of session ``sid``, from /proc/<pid>/stat."""
+    if not sid:
+        return []
+    members = []
+    for name in os.listdir(procfs_root):
+        if not name.isdigit():
+            continue
+        try:
+            with open('%s/%s/stat' % (procfs_root, name)) as handle:
+                fields = handle.read().rsplit(')', 1)[1].split()
+        except (IOError, OSError, IndexError):
+            continue
+        # After the command name: state, ppid, pgrp, session.
+        if len(fields) > 3 and fields[0] != 'Z' and fields[3] == str(sid):
+            members.append(int(name))
+    return members
+
+
+def _read(path, name):
+    try:
+        with open(os.path.join(path, name), 'rb') as handle:
+            return handle.read().decode('utf-8', 'replace')
+    except (IOError, OSError):
+        return ''
+
+
+def _write_json(path, doc):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, 'w') as handle:
+        json.dump(doc, handle)
