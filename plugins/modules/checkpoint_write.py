@@ -37,6 +37,7 @@ author:
 requirements:
   - fio 3.x on the managed node (C(end_fsync) counted in the job runtime, JSON output with C(job_runtime)).
   - Linux; io_uring needs kernel 5.1 or later and must not be disabled (C(kernel.io_uring_disabled)).
+  - For O(background=true), bash and coreutils C(timeout) on the managed node (the detached runner).
 notes:
   - The result is a measurement, not a change, so C(changed) is always V(false) (the shards are removed unless
     O(keep_files=true)).
