@@ -28,6 +28,8 @@ import subprocess
 import tempfile
 import time
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import write_progress
+
 JOB_STORE = '/run/ai_storage_checkpoint_io/jobs'
 # Exit status of coreutils timeout when the limit was reached (TERM, then KILL after the grace).
 TIMEOUT_RC = 124
@@ -90,7 +92,7 @@ def start(argv, record, timeout, label=None, store=JOB_STORE):
     proc.wait()
     # The session the shell led: the background subshell, coreutils timeout, fio and its per-job processes.
     doc['session'] = proc.pid
-    _write_json(os.path.join(path, 'job.json'), doc)
+    write_progress(os.path.join(path, 'job.json'), doc)
     return job_id
 
 
@@ -183,9 +185,3 @@ def _read(path, name):
             return handle.read().decode('utf-8', 'replace')
     except (IOError, OSError):
         return ''
-
-
-def _write_json(path, doc):
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, 'w') as handle:
-        json.dump(doc, handle)

@@ -3,7 +3,7 @@
 """Running fio from the measuring modules (checkpoint_write, queue_depth_sweep), and the files around it.
 
 Why not ``AnsibleModule.run_command``: the checkpoint write reports progress while fio runs (``tick`` every
-``interval`` seconds, for the play's async polling), and a run past its timeout must end fio's whole process
+``interval`` seconds, into its ``progress_file``), and a run past its timeout must end fio's whole process
 group (fio forks one process per job), which run_command can neither do nor let a caller do.
 """
 
@@ -53,7 +53,8 @@ def remove(path):
 
 
 def write_progress(path, doc):
-    """Atomically replace ``path`` with ``doc`` (a reader never sees half a document)."""
+    """Atomically replace ``path`` with JSON ``doc`` (a reader never sees half a document): a progress file, or a
+    background job's record (fio_job)."""
     directory = os.path.dirname(path) or '.'
     fd, tmp = tempfile.mkstemp(prefix='.progress.', dir=directory)
     try:
