@@ -148,24 +148,50 @@ def write_argv(fio_path, layout, shard_bytes, block_size, queue_depth, ioengine,
     return argv
 
 
+def _files(filename):
+    """One scratch file name or a list of them (one per stream)."""
+    files = [filename] if isinstance(filename, str) else list(filename)
+    if not files:
+        raise ValueError("filenames: no scratch file")
+    return files
+
+
 def layout_argv(fio_path, filename, scratch_bytes, block_size, ioengine, direct):
-    """fio argv that writes the sweep's scratch file once, fsynced (every later point overwrites it)."""
-    return [fio_path, "--output-format=json", "--name=layout", "--filename=%s" % fio_filename(filename),
-            "--rw=write", "--bs=%d" % block_size, "--size=%d" % scratch_bytes, "--iodepth=8",
-            "--ioengine=%s" % ioengine, "--direct=%d" % int(bool(direct)), "--end_fsync=1"]
+    """fio argv that writes the sweep's scratch file(s) once, fsynced (every later point overwrites them).
+
+    ``filename``: one path, or one per stream (``scratch_bytes`` each, all written at once).
+    """
+    argv = [fio_path, "--output-format=json", "--rw=write", "--bs=%d" % block_size, "--size=%d" % scratch_bytes,
+            "--iodepth=8", "--ioengine=%s" % ioengine, "--direct=%d" % int(bool(direct)), "--end_fsync=1"]
+    files = _files(filename)
+    if len(files) == 1:
+        return argv[:2] + ["--name=layout", "--filename=%s" % fio_filename(files[0])] + argv[2:]
+    argv.append("--group_reporting")
+    for index, path in enumerate(files):
+        argv.extend(["--name=layout%d" % index, "--filename=%s" % fio_filename(path)])
+    return argv
 
 
 def sweep_argv(fio_path, filename, depth, scratch_bytes, io_bytes, block_size, ioengine, runtime, direct):
-    """fio argv of one sweep point: sequential writes over the scratch file at ``depth``.
+    """fio argv of one sweep point: sequential writes over the scratch file(s) at ``depth``.
 
     ``--runtime`` without ``time_based``: the point ends after ``runtime``
     seconds or ``io_bytes`` written (``io_size``, wrapping over the scratch
-    file), whichever comes first.
+    file), whichever comes first. With a list of files, one stream per file
+    writes at once (the checkpoint's shape: one per rank, each at ``depth``),
+    ``io_bytes`` and ``scratch_bytes`` per stream, reported as one group.
     """
-    return [fio_path, "--output-format=json", "--name=qd%d" % depth, "--filename=%s" % fio_filename(filename),
-            "--rw=write", "--bs=%d" % block_size, "--size=%d" % scratch_bytes, "--io_size=%d" % io_bytes,
-            "--runtime=%d" % runtime, "--iodepth=%d" % depth, "--ioengine=%s" % ioengine,
-            "--direct=%d" % int(bool(direct))]
+    files = _files(filename)
+    common = ["--rw=write", "--bs=%d" % block_size, "--size=%d" % scratch_bytes, "--io_size=%d" % io_bytes,
+              "--runtime=%d" % runtime, "--iodepth=%d" % depth, "--ioengine=%s" % ioengine,
+              "--direct=%d" % int(bool(direct))]
+    if len(files) == 1:
+        return [fio_path, "--output-format=json", "--name=qd%d" % depth,
+                "--filename=%s" % fio_filename(files[0])] + common
+    argv = [fio_path, "--output-format=json"] + common + ["--group_reporting"]
+    for index, path in enumerate(files):
+        argv.extend(["--name=qd%d_rank%d" % (depth, index), "--filename=%s" % fio_filename(path)])
+    return argv
 
 
 def space_errors(needs, margin):

@@ -49,7 +49,7 @@ def noise(summaries, floor=NOISE_FLOOR):
     """The relative noise of a set of summaries: the largest spread among them, at least ``floor``."""
     if not 0 <= floor < 1:
         raise ValueError('noise floor: %r is outside 0..1' % (floor,))
-    return max([floor] + [s['spread'] for s in summaries])
+    return round(max([floor] + [s['spread'] for s in summaries]), 4)
 
 
 def smallest_within_noise(points, key='bw', floor=NOISE_FLOOR):

@@ -12,23 +12,28 @@ module: queue_depth_sweep
 short_description: Measure write bandwidth against queue depth on a checkpoint volume and return the knee
 version_added: 0.2.0
 description:
-  - The measurement behind C(queue_depth) V(auto). Writes a scratch file on the volume once (O(scratch_size),
-    fsynced), then measures one fio run per queue depth of O(depths), in ascending order, of sequential writes
-    (like checkpoint writes) of O(block_size), one job, O_DIRECT, on that scratch file. Each point ends after
-    O(runtime_per_point) seconds or O(size_per_point) bytes, whichever comes first.
-  - Returns the curve (bandwidth, p99 and mean latency per depth), its knee (the smallest depth reaching
-    O(fraction) of the best bandwidth, with the Little's Law depth, see the C(ai_storage.checkpoint_io.knee_depth)
-    filter) and, with O(ranks_per_drive) and O(nr_requests), the per-rank depth ceil(knee / ranks per drive)
-    clamped to 1..nr_requests.
+  - The measurement behind C(queue_depth) V(auto). Writes the scratch space on the volume once (O(scratch_size),
+    fsynced), then measures the queue depths of O(depths), in ascending order, with the checkpoint's shape:
+    O(ranks) streams at once (one scratch file each), each writing sequentially with O(block_size) requests,
+    O_DIRECT, at that depth, so O(depths) are per-rank depths and the volume sees O(ranks) x depth in flight.
+    Each run ends after O(runtime_per_point) seconds or O(size_per_point) bytes (all streams together),
+    whichever comes first; each depth is measured O(repeats) times and reported as the median with its spread.
+  - The chosen depth is the smallest whose median bandwidth is within the noise of the best median: the noise is
+    the larger spread of the two points' repeats, at least 1 - O(fraction), so one noisy run cannot decide and
+    a depth is not given up for a gain the repeats cannot tell apart. RV(knee) reports it (as an aggregate depth),
+    RV(per_rank_depth) the per-rank depth, clamped to 1..O(nr_requests) when given.
+  - With O(ranks=1) (a single stream) and O(ranks_per_drive), RV(per_rank_depth) is ceil(knee /
+    O(ranks_per_drive)) clamped to 1..O(nr_requests), the estimate for ranks that were not measured together.
   - Unless O(exhaustive=true), the sweep stops early once the bandwidth has not grown by more than
     O(plateau_gain) over the last significant gain for O(plateau_points) depths in a row; this is what makes the
     auto sweep cheaper than the full grid. Gains are compared with the bandwidth of the last significant gain,
     not the best so far, so several small gains in a row still add up.
-  - The scratch file is removed at the end, also when the sweep fails.
+  - The scratch files are removed at the end, also when the sweep fails.
   - Refused before anything is written, with the value and the limit in the message. A directory that is not
     absolute, missing or not a directory; depths outside 1..65535 or listed twice; O(block_size) not a multiple
     of 4096; O(scratch_size) below O(block_size) or above the free space less O(free_space_margin); O(fraction)
-    outside (0, 1]; only one of O(ranks_per_drive) and O(nr_requests).
+    outside (0, 1]; O(ranks) outside 1..1024; O(repeats) outside 1..20; only one of O(ranks_per_drive) and
+    O(nr_requests) with O(ranks=1).
 author:
   - ai_storage checkpoint_io maintainers (@ai-storage)
 requirements:
@@ -61,7 +66,7 @@ options:
     default: 1M
   depths:
     description:
-      - Queue depths to measure, each 1 to 65535, measured in ascending order.
+      - Queue depths to measure, each 1 to 65535, measured in ascending order; per stream when O(ranks) > 1.
     type: list
     elements: int
     default: [1, 2, 4, 8, 16, 32, 64, 128, 256]
@@ -76,14 +81,28 @@ options:
       - O_DIRECT writes. Leave V(true); V(false) measures the page cache, not the volume.
     type: bool
     default: true
+  ranks:
+    description:
+      - Streams writing at once, one per rank of the checkpoint, 1 to 1024 (each on its own scratch file of
+        O(scratch_size) / O(ranks)).
+    type: int
+    default: 1
+    version_added: 0.2.0
+  repeats:
+    description:
+      - Runs per depth, 1 to 20; the point is their median, their spread is reported and widens the noise.
+    type: int
+    default: 3
+    version_added: 0.2.0
   runtime_per_point:
     description:
-      - Most seconds one depth is measured (fio C(runtime)), 1 or more.
+      - Most seconds one run of a depth is measured (fio C(runtime)), 1 or more.
     type: int
     default: 3
   size_per_point:
     description:
-      - Most bytes one depth writes (fio C(io_size), wrapping over the scratch file).
+      - Most bytes one run of a depth writes, all streams together (fio C(io_size) per stream, wrapping over its
+        scratch file).
     type: raw
     default: 1G
   scratch_size:
@@ -99,8 +118,8 @@ options:
     default: 0.1
   fraction:
     description:
-      - Knee threshold, above 0 and at most 1; the knee is the smallest depth reaching this fraction of the best
-        bandwidth.
+      - Above 0 and at most 1; 1 - O(fraction) is the least noise assumed (the chosen depth's median may be that
+        share below the best even when the repeats agree better).
     type: float
     default: 0.95
   exhaustive:
@@ -116,18 +135,21 @@ options:
     default: 0.05
   plateau_points:
     description:
-      - Stop after this many depths in a row without improvement (unless O(exhaustive=true)). With 2, one noisy dip
+      - Stop after this many depths in a row without improvement of the median (unless O(exhaustive=true)). With
+        2, one noisy dip
         on a shared or virtual disk ended a lab sweep at depth 4 where the full grid's knee was 32; 3 rides over one
         dip for one more point.
     type: int
     default: 3
   ranks_per_drive:
     description:
-      - Ranks writing to one drive at the same time. With O(nr_requests), RV(per_rank_depth) is returned.
+      - With O(ranks=1) only, ranks writing to one drive at the same time. With O(nr_requests),
+        RV(per_rank_depth) is returned.
     type: int
   nr_requests:
     description:
-      - The drive's C(queue/nr_requests), the upper clamp of RV(per_rank_depth). Goes with O(ranks_per_drive).
+      - The drive's C(queue/nr_requests), the upper clamp of RV(per_rank_depth). Goes with O(ranks_per_drive) when
+        O(ranks=1).
     type: int
   fio_path:
     description:
@@ -149,6 +171,15 @@ EXAMPLES = r'''
   register: sweep
   become: true
 
+- name: The checkpoint's shape - 8 ranks at once, each at the depth measured
+  ai_storage.checkpoint_io.queue_depth_sweep:
+    directory: /mnt/ckpt0/bench
+    ranks: 8
+    repeats: 3
+    depths: [1, 2, 4, 8, 16, 32]
+    nr_requests: 1023
+  register: sweep
+
 - name: Use it
   ansible.builtin.debug:
     msg: "knee {{ sweep.knee.knee }} ({{ sweep.points }} points, stopped early {{ sweep.stopped_early }}); per rank {{ sweep.per_rank_depth }}"
@@ -168,42 +199,68 @@ curve:
   returned: success
   type: list
   elements: dict
-  sample: [{depth: 1, bw_bytes: 1100000000, p99_ns: 1400000, mean_ns: 950000, io_bytes: 3300000000, seconds: 3.0}]
+  sample: [{depth: 1, aggregate_depth: 8, bw_bytes: 1100000000, bw_min: 1080000000, bw_max: 1120000000,
+            spread: 0.036, repeats: [1080000000, 1100000000, 1120000000], p99_ns: 1400000, mean_ns: 950000,
+            io_bytes: 9900000000, seconds: 9.0}]
   contains:
     depth:
-      description: fio C(iodepth).
+      description: fio C(iodepth), per stream.
+      type: int
+      returned: always
+    aggregate_depth:
+      description: RV(curve[].depth) x O(ranks), the writes in flight on the volume.
       type: int
       returned: always
     bw_bytes:
-      description: Write bandwidth, bytes per second.
+      description: Median write bandwidth of the repeats, all streams together, bytes per second.
       type: int
       returned: always
+    bw_min:
+      description: Lowest bandwidth of the repeats.
+      type: int
+      returned: always
+    bw_max:
+      description: Highest bandwidth of the repeats.
+      type: int
+      returned: always
+    spread:
+      description: (RV(curve[].bw_max) - RV(curve[].bw_min)) / RV(curve[].bw_bytes).
+      type: float
+      returned: always
+    repeats:
+      description: The bandwidth of each run, in run order.
+      type: list
+      elements: int
+      returned: always
     p99_ns:
-      description: 99th percentile completion latency, ns.
+      description: Median of the runs' 99th percentile completion latency, ns.
       type: float
       returned: always
     mean_ns:
-      description: Mean total latency, ns.
+      description: Median of the runs' mean total latency, ns.
       type: float
       returned: always
     io_bytes:
-      description: Bytes written at this depth.
+      description: Bytes written at this depth, all runs.
       type: int
       returned: always
     seconds:
-      description: fio runtime of the point.
+      description: fio runtime of all runs of the point.
       type: float
       returned: always
 knee:
-  description: The C(knee_depth) result of RV(curve) (knee, knee_bw_bytes, best_bw_bytes, best_depth, fraction,
-    threshold_bw_bytes, latency_ns_at_knee, latency_source, p99_ns_at_knee, littles_law_depth).
+  description: The chosen depth as an aggregate (C(knee), per stream x O(ranks)) with C(per_rank) (per stream),
+    C(noise) and C(threshold_bw_bytes) (best x (1 - noise)), and the C(knee_depth) fields of the median curve in
+    aggregate depths (knee_bw_bytes, best_bw_bytes, best_depth, latency_ns_at_knee, latency_source,
+    p99_ns_at_knee, littles_law_depth).
   returned: success
   type: dict
-  sample: {knee: 16, knee_bw_bytes: 6400000000, best_bw_bytes: 6600000000, best_depth: 64, fraction: 0.95,
-           threshold_bw_bytes: 6270000000, latency_ns_at_knee: 2600000, latency_source: mean_ns,
-           p99_ns_at_knee: 3900000, littles_law_depth: 17}
+  sample: {knee: 16, per_rank: 2, noise: 0.05, knee_bw_bytes: 6400000000, best_bw_bytes: 6600000000,
+           best_depth: 64, fraction: 0.95, threshold_bw_bytes: 6270000000, latency_ns_at_knee: 2600000,
+           latency_source: mean_ns, p99_ns_at_knee: 3900000, littles_law_depth: 17}
 per_rank_depth:
-  description: ceil(knee / O(ranks_per_drive)) clamped to 1..O(nr_requests); V(null) without them.
+  description: With O(ranks) > 1, the chosen per-stream depth, clamped to 1..O(nr_requests) when given; with
+    O(ranks=1), ceil(knee / O(ranks_per_drive)) clamped to 1..O(nr_requests), V(null) without them.
   returned: success
   type: int
   sample: 8
@@ -218,7 +275,7 @@ seconds:
   type: float
   sample: 21.4
 points:
-  description: Number of depths measured.
+  description: Number of depths measured (each O(repeats) times).
   returned: success
   type: int
   sample: 6
@@ -275,7 +332,26 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_writ
 )
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import parse_fio_json
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import backing_device, run_fio
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.repeats import (
+    median,
+    smallest_within_noise,
+    summary,
+)
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
+
+
+def median_point(measured, depth, ranks):
+    """One curve point from the repeats of a depth: medians, the bandwidth's spread, the runs' totals."""
+    bws = [m['bw_bytes'] for m in measured]
+    stats = summary(bws, 'depth %d' % depth)
+
+    def mid(key):
+        values = [m[key] for m in measured if m.get(key) is not None]
+        return median(values, key) if values else None
+    return {'depth': depth, 'aggregate_depth': depth * ranks, 'bw_bytes': int(stats['median']),
+            'bw_min': stats['min'], 'bw_max': stats['max'], 'spread': stats['spread'], 'repeats': bws,
+            'p99_ns': mid('p99_ns'), 'mean_ns': mid('mean_ns'), 'io_bytes': sum(m['io_bytes'] for m in measured),
+            'seconds': round(sum(m['seconds'] for m in measured), 3)}
 
 
 def argument_spec():
@@ -294,6 +370,8 @@ def argument_spec():
         plateau_gain=dict(type='float', default=0.05),
         plateau_points=dict(type='int', default=3),
         ranks_per_drive=dict(type='int'),
+        ranks=dict(type='int', default=1),
+        repeats=dict(type='int', default=3),
         nr_requests=dict(type='int'),
         fio_path=dict(type='path'),
         timeout=dict(type='int', default=600),
@@ -313,16 +391,27 @@ def validate(module, params, result):
         fraction_in_range(params['free_space_margin'], 'free_space_margin')
         fraction_in_range(params['fraction'], 'fraction', 0.0, 1.0, low_open=True, high_open=False)
         plateau_reached([], params['plateau_gain'], params['plateau_points'])
-        if (params['ranks_per_drive'] is None) != (params['nr_requests'] is None):
+        int_in_range(params['ranks'], 'ranks', 1, 1024)
+        int_in_range(params['repeats'], 'repeats', 1, 20)
+        if params['ranks'] > 1 and params['ranks_per_drive'] is not None:
+            raise ValueError('ranks_per_drive: goes with ranks 1 only (with ranks %d the sweep measures the ranks '
+                             'together)' % params['ranks'])
+        if params['ranks'] == 1 and (params['ranks_per_drive'] is None) != (params['nr_requests'] is None):
             raise ValueError('ranks_per_drive and nr_requests go together (per_rank_depth needs both), got only %s'
                              % ('ranks_per_drive' if params['nr_requests'] is None else 'nr_requests'))
         if params['ranks_per_drive'] is not None:
             int_in_range(params['ranks_per_drive'], 'ranks_per_drive', 1)
+        if params['nr_requests'] is not None:
             int_in_range(params['nr_requests'], 'nr_requests', 1)
         for key, name in (('scratch', 'scratch_size'), ('io_bytes', 'size_per_point')):
             if values[key] < values['block_size']:
                 raise ValueError('%s: %r (%d bytes) is below block_size %d bytes'
                                  % (name, params[name], values[key], values['block_size']))
+        values['stream_scratch'] = values['scratch'] // params['ranks'] // values['block_size'] * values['block_size']
+        values['stream_io'] = max(values['block_size'], values['io_bytes'] // params['ranks'])
+        if values['stream_scratch'] < values['block_size']:
+            raise ValueError('scratch_size: %r leaves less than one block_size per rank for %d ranks'
+                             % (params['scratch_size'], params['ranks']))
     except ValueError as exc:
         module.fail_json(msg=str(exc), **result)
     directory = params['directory']
@@ -356,9 +445,12 @@ def main():
     else:
         fio = module.get_bin_path('fio', required=True)
 
-    scratch = os.path.join(directory, '.queue_depth_sweep.%d.scratch' % os.getpid())
+    ranks, repeats = params['ranks'], params['repeats']
+    scratch = [os.path.join(directory, '.queue_depth_sweep.%d.%d.scratch' % (os.getpid(), rank))
+               for rank in range(ranks)]
     engine, direct, bs = params['ioengine'], params['direct'], values['block_size']
     curve = []
+    runs = []
     written = 0
     seconds = 0.0
     version = None
@@ -374,7 +466,8 @@ def main():
         return parse_fio_json(stdout), stderr, wall
 
     try:
-        parsed, stderr, wall = run(layout_argv(fio, scratch, values['scratch'], bs, engine, direct), 'scratch layout')
+        parsed, stderr, wall = run(layout_argv(fio, scratch, values['stream_scratch'], bs, engine, direct),
+                                   'scratch layout')
         errors = job_errors(parsed, 1)
         if errors:
             module.fail_json(msg='scratch layout: %s; fio stderr: %s' % ('; '.join(errors), stderr.strip()), **result)
@@ -382,36 +475,50 @@ def main():
         seconds += wall
         version = parsed['fio_version']
         for depth in values['depths']:
-            argv = sweep_argv(fio, scratch, depth, values['scratch'], values['io_bytes'], bs, engine,
+            argv = sweep_argv(fio, scratch, depth, values['stream_scratch'], values['stream_io'], bs, engine,
                               values['runtime'], direct)
-            parsed, stderr, wall = run(argv, 'depth %d' % depth)
-            try:
-                point = sweep_point(parsed, depth)
-            except ValueError as exc:
-                module.fail_json(msg='%s; fio stderr: %s' % (exc, stderr.strip()), **result)
-            curve.append(point)
-            written += point['io_bytes']
-            seconds += wall
+            measured = []
+            for repeat in range(repeats):
+                parsed, stderr, wall = run(argv, 'depth %d, run %d of %d' % (depth, repeat + 1, repeats))
+                try:
+                    measured.append(sweep_point(parsed, depth))
+                except ValueError as exc:
+                    module.fail_json(msg='%s (run %d of %d); fio stderr: %s' % (exc, repeat + 1, repeats,
+                                                                                  stderr.strip()), **result)
+                seconds += wall
+            runs.append({'depth': depth, 'bw': [m['bw_bytes'] for m in measured]})
+            curve.append(median_point(measured, depth, ranks))
+            written += curve[-1]['io_bytes']
             if not params['exhaustive'] and plateau_reached([p['bw_bytes'] for p in curve], params['plateau_gain'],
                                                             params['plateau_points']):
                 break
     except (IOError, OSError) as exc:
         module.fail_json(msg='queue depth sweep failed: %s' % exc, **result)
     finally:
-        try:
-            os.unlink(scratch)
-        except OSError:
-            pass
+        for path in scratch:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
     try:
-        knee = knee_depth(curve, params['fraction'], bs)
+        choice = smallest_within_noise(runs, floor=1 - params['fraction'])
+        aggregate = [dict(p, depth=p['aggregate_depth']) for p in curve]
+        knee = knee_depth(aggregate, 1 - choice['noise'], bs)
     except ValueError as exc:
         module.fail_json(msg='knee: %s' % exc, curve=curve, **result)
+    chosen = next(p for p in curve if p['depth'] == choice['depth'])
+    knee.update(knee=chosen['aggregate_depth'], per_rank=chosen['depth'], knee_bw_bytes=chosen['bw_bytes'],
+                noise=choice['noise'], threshold_bw_bytes=choice['threshold'], fraction=params['fraction'],
+                best_depth=choice['best_depth'] * ranks, p99_ns_at_knee=chosen['p99_ns'])
     per_rank = None
-    if params['ranks_per_drive'] is not None:
+    if ranks > 1:
+        per_rank = chosen['depth'] if params['nr_requests'] is None else min(chosen['depth'], params['nr_requests'])
+    elif params['ranks_per_drive'] is not None:
         per_rank = per_rank_depth(knee, params['ranks_per_drive'], params['nr_requests'])
     result.update(curve=curve, knee=knee, per_rank_depth=per_rank, bytes_written=written, seconds=round(seconds, 3),
-                  points=len(curve), stopped_early=len(curve) < len(values['depths']), fio_version=version)
+                  points=len(curve), stopped_early=len(curve) < len(values['depths']), fio_version=version,
+                  ranks=ranks, repeats=repeats)
     module.exit_json(**result)
 
 

@@ -58,11 +58,16 @@ def test_aio_section_has_real_booleans_and_the_right_thread_key(ds_config):
     assert aio["block_size"] == 1048576
 
 
-def test_queue_depth_is_the_measured_knee_over_the_ranks(ds_config, sweep):
-    (entry,) = sweep.values()
-    knee = entry["knee"]["knee"]
+def test_queue_depth_is_the_depth_measured_with_the_ranks_at_once(ds_config, sweep):
+    (key, entry), = sweep.items()
+    assert key.endswith("|1048576|4") and entry["ranks"] == 4 and entry["repeats"] == 3
     assert entry["curve"] and entry["curve"][0]["depth"] == 1
-    assert ds_config["aio"]["queue_depth"] == entry["per_rank_depth"] == max(1, -(-knee // 4))
+    for point in entry["curve"]:
+        assert point["aggregate_depth"] == 4 * point["depth"] and len(point["repeats"]) == 3
+        assert point["bw_min"] <= point["bw_bytes"] <= point["bw_max"]
+    knee = entry["knee"]
+    assert knee["knee"] == 4 * knee["per_rank"] and knee["noise"] >= 0.05
+    assert ds_config["aio"]["queue_depth"] == entry["per_rank_depth"] == knee["per_rank"]
 
 
 def test_deepspeed_reads_the_written_section_as_written(ds_config):

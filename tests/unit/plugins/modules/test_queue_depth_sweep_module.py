@@ -37,11 +37,15 @@ def test_sweep_real_fio(tmp_path, host, capsys):
         assert point['bw_bytes'] > 0 and point['io_bytes'] > 0 and point['seconds'] > 0
         assert point['p99_ns'] > 0 and point['mean_ns'] > 0
     assert out['points'] == 3 and out['stopped_early'] is False and out['exhaustive'] is True
+    for point in out['curve']:
+        assert len(point['repeats']) == 3 and point['bw_min'] <= point['bw_bytes'] <= point['bw_max']
+        assert point['aggregate_depth'] == point['depth']
     assert out['knee']['knee'] in (1, 2, 4) and out['knee']['fraction'] == 0.95
+    assert out['knee']['noise'] >= 0.05 and out['repeats'] == 3 and out['ranks'] == 1
     assert out['per_rank_depth'] == max(1, -(-out['knee']['knee'] // 2))
     assert out['bytes_written'] == 8 * MIB + sum(p['io_bytes'] for p in out['curve'])
     assert out['seconds'] > 0 and out['block_size'] == MIB
-    assert len(out['commands']) == 4 and '--name=layout' in out['commands'][0]
+    assert len(out['commands']) == 1 + 3 * 3 and '--name=layout' in out['commands'][0]
     assert '--rw=write' in out['commands'][1] and '--iodepth=1' in out['commands'][1]
     assert os.listdir(str(tmp_path)) == []  # scratch file removed
 
@@ -72,7 +76,62 @@ def test_sweep_stops_early_on_a_plateau(tmp_path, capsys, monkeypatch):
     assert out['points'] == 5 and out['stopped_early'] is True
     assert out['knee']['knee'] == 2 and out['knee']['best_depth'] == 16
     assert out['per_rank_depth'] is None
-    assert len(calls) == 6
+    assert len(calls) == 1 + 5 * 3  # the layout, then three runs per depth
+
+
+def test_the_checkpoint_shape_two_ranks_at_once_with_real_fio(tmp_path, host, capsys):
+    rc, out = run(capsys, directory=str(tmp_path), depths=[1, 2], runtime_per_point=1, size_per_point='8M',
+                  scratch_size='8M', exhaustive=True, ranks=2, repeats=2, nr_requests=1, **host)
+    assert rc == 0, out
+    assert [(p['depth'], p['aggregate_depth']) for p in out['curve']] == [(1, 2), (2, 4)]
+    assert all(len(p['repeats']) == 2 for p in out['curve'])
+    assert out['knee']['knee'] == 2 * out['knee']['per_rank']
+    assert out['per_rank_depth'] == 1  # clamped to nr_requests
+    point = out['commands'][1]
+    assert '--group_reporting' in point and '--size=%d' % (4 * MIB) in point
+    assert len([a for a in point if a.startswith('--name=')]) == 2
+    assert len([a for a in point if a.startswith('--filename=')]) == 2
+    assert os.listdir(str(tmp_path)) == []  # every scratch file removed
+
+
+def varying_fio(series, calls):
+    """A run_fio stand-in: each depth's runs return the MB/s of ``series[depth]`` in turn."""
+    counters = {}
+
+    def fake_run(argv, timeout):
+        calls.append(argv)
+        name = [a for a in argv if a.startswith('--name=')][0][7:]
+        depth = 8 if name == 'layout' else int(name[2:])
+        index = counters.get(depth, 0)
+        counters[depth] = index + 1
+        bw = (series[depth][index % len(series[depth])] if name != 'layout' else 100) * 1000000
+        doc = {'fio version': 'fio-3.33', 'jobs': [{'jobname': name, 'error': 0, 'job_runtime': 1000, 'write': {
+            'io_bytes': bw, 'bw_bytes': bw, 'runtime': 1000, 'iops': 1.0,
+            'clat_ns': {'percentile': {'99.000000': 2000000 * depth}}, 'lat_ns': {'mean': 1000000.0 * depth}}}]}
+        return 0, json.dumps(doc), '', 1.0, False
+    return fake_run
+
+
+def test_one_fast_run_does_not_decide(tmp_path, capsys, monkeypatch):
+    """Depth 16 has one lucky run (400); its median (300) is what counts, and 8 is as good within noise."""
+    series = {1: [40, 41, 39], 2: [80, 81, 79], 4: [160, 158, 161], 8: [290, 300, 295], 16: [300, 400, 296],
+              32: [301, 299, 300], 64: [300, 302, 301]}
+    monkeypatch.setattr(queue_depth_sweep, 'run_fio', varying_fio(series, []))
+    rc, out = run(capsys, directory=str(tmp_path), scratch_size='8M', depths=[1, 2, 4, 8, 16, 32, 64],
+                  exhaustive=True)
+    assert rc == 0, out
+    by_depth = dict((p['depth'], p) for p in out['curve'])
+    assert by_depth[16]['bw_bytes'] == 300000000 and by_depth[16]['bw_max'] == 400000000
+    assert out['knee']['knee'] == 8 and out['knee']['noise'] == 0.05  # by the maximum, 16 would have won
+
+
+def test_a_steady_plateau_keeps_the_floor_of_noise(tmp_path, capsys, monkeypatch):
+    """Repeats within 1%: a depth 10% below the best is not chosen (the 5% floor decides)."""
+    series = {1: [100, 100, 101], 2: [200, 201, 200], 4: [270, 271, 270], 8: [300, 301, 300]}
+    monkeypatch.setattr(queue_depth_sweep, 'run_fio', varying_fio(series, []))
+    rc, out = run(capsys, directory=str(tmp_path), scratch_size='8M', depths=[1, 2, 4, 8], exhaustive=True)
+    assert rc == 0, out
+    assert out['knee']['knee'] == 8 and out['knee']['noise'] == 0.05
 
 
 def test_one_noisy_dip_does_not_end_the_sweep(tmp_path, capsys, monkeypatch):
@@ -92,6 +151,10 @@ def test_one_noisy_dip_does_not_end_the_sweep(tmp_path, capsys, monkeypatch):
     (dict(fraction=1.5), 'fraction: 1.5 is out of range: it must be above 0.0 and at most 1.0'),
     (dict(runtime_per_point=0), 'runtime_per_point: 0 is below the minimum 1'),
     (dict(ranks_per_drive=2), 'ranks_per_drive and nr_requests go together'),
+    (dict(ranks=2, ranks_per_drive=2, nr_requests=8), 'ranks_per_drive: goes with ranks 1 only'),
+    (dict(ranks=0), 'ranks: 0 is below the minimum 1'),
+    (dict(repeats=21), 'repeats: 21 is above the maximum 20'),
+    (dict(ranks=16, scratch_size='8M'), "scratch_size: '8M' leaves less than one block_size per rank for 16 ranks"),
     (dict(scratch_size='512K'), "scratch_size: '512K' (524288 bytes) is below block_size 1048576 bytes"),
     (dict(scratch_size='64T'), 'scratch_size: %s'),
 ])
