@@ -179,3 +179,12 @@ def test_scratch_removed_when_fio_fails(tmp_path, capsys):
     assert rc == 1
     assert out['msg'] == 'scratch layout: fio exited with 1: fio: io_u error: No space left on device'
     assert os.listdir(str(work)) == []
+
+
+def test_noise_above_the_best_itself_still_answers(tmp_path, capsys, monkeypatch):
+    """Repeats spreading more than 100% (measured on plain TCG drives): every depth is within noise; no crash."""
+    series = {1: [65, 98, 115], 2: [196, 202, 578], 4: [108, 165, 177]}
+    monkeypatch.setattr(queue_depth_sweep, 'run_fio', varying_fio(series, []))
+    rc, out = run(capsys, directory=str(tmp_path), scratch_size='8M', depths=[1, 2, 4], exhaustive=True)
+    assert rc == 0, out
+    assert out['knee']['noise'] > 1 and out['knee']['knee'] == 1
