@@ -16,6 +16,7 @@ import re
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import (
     exists,
     listdir,
+    read_int,
     read_lines,
     read_str,
     realpath,
@@ -266,3 +267,24 @@ class BlockTopology(object):
             'os_roles': os_roles,
             'in_use_reason': '; '.join(reasons) if reasons else None,
         }
+
+
+def disk_bytes(topology, name):
+    """Size of the block device ``name`` in bytes (sysfs ``size`` x 512), None when unreadable."""
+    sectors = read_int(os.path.join(topology.class_dir(name), 'size'))
+    return sectors * 512 if sectors is not None else None
+
+
+def raw_write_refusal(topology, name):
+    """Why the block device ``name`` must not be written raw, None when nothing stops it: missing, a partition,
+    the OS drive, or in use (partitions, holders, mounts, swap - :meth:`BlockTopology.disk_usage`)."""
+    if not exists(topology.class_dir(name)):
+        return '%s: no such block device in sysfs' % name
+    if topology.is_partition(name):
+        return '%s is a partition, not a whole disk' % name
+    usage = topology.disk_usage(name)
+    if usage['is_os_drive']:
+        return '%s is the OS drive (%s)' % (name, usage['in_use_reason'])
+    if usage['in_use_reason']:
+        return '%s is in use: %s' % (name, usage['in_use_reason'])
+    return None

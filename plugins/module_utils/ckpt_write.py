@@ -108,10 +108,10 @@ def shard_plan(ranks, block_size, shard_size=None, total_size=None):
             "requested_total_bytes": requested}
 
 
-def check_directories(directories, name="directories"):
+def check_directories(directories, name="directories", what="directories"):
     """A non-empty list of absolute paths (existence is the module's business)."""
     if not isinstance(directories, (list, tuple)) or not directories:
-        raise ValueError("%s: %r is not a non-empty list of absolute directories" % (name, directories))
+        raise ValueError("%s: %r is not a non-empty list of absolute %s" % (name, directories, what))
     for index, path in enumerate(directories):
         if not isinstance(path, str) or not path.startswith("/"):
             raise ValueError("%s[%d]: %r is not an absolute path" % (name, index, path))
@@ -130,6 +130,29 @@ def rank_layout(directories, ranks):
     return layout
 
 
+def device_layout(devices, ranks, shard_bytes):
+    """Ranks spread round-robin over raw block ``devices``, each rank on a region of its own:
+    [{rank, directory: None, device, filename, offset}] (the k-th rank of a device starts at k x shard_bytes)."""
+    devices = check_directories(devices, "devices", "block devices")
+    if len(set(devices)) != len(devices):
+        raise ValueError("devices: %r names a device twice" % (devices,))
+    ranks = int_in_range(ranks, "ranks", 1, MAX_RANKS)
+    layout = []
+    for rank in range(ranks):
+        device = devices[rank % len(devices)]
+        layout.append({"rank": rank, "directory": None, "device": device, "filename": device,
+                       "offset": (rank // len(devices)) * shard_bytes})
+    return layout
+
+
+def device_needs(layout, shard_bytes):
+    """Bytes each raw device must hold: {device: end of its last rank's region}."""
+    needs = {}
+    for entry in layout:
+        needs[entry["device"]] = max(needs.get(entry["device"], 0), entry["offset"] + shard_bytes)
+    return needs
+
+
 def fio_filename(path):
     """fio separates file names with ':'; a literal colon is escaped as ``\\:``."""
     return path.replace(":", "\\:")
@@ -142,9 +165,12 @@ def write_argv(fio_path, layout, shard_bytes, block_size, queue_depth, ioengine,
         raise ValueError("ioengine: %r is not one of %s" % (ioengine, ", ".join(IOENGINES)))
     argv = [fio_path, "--output-format=json", "--rw=write", "--bs=%d" % block_size, "--size=%d" % shard_bytes,
             "--iodepth=%d" % queue_depth, "--ioengine=%s" % ioengine, "--direct=%d" % int(bool(direct)),
-            "--end_fsync=%d" % int(bool(fsync)), "--fallocate=truncate"]
+            "--end_fsync=%d" % int(bool(fsync)),
+            "--fallocate=%s" % ("none" if any("offset" in entry for entry in layout) else "truncate")]
     for entry in layout:
         argv.extend(["--name=rank_%d" % entry["rank"], "--filename=%s" % fio_filename(entry["filename"])])
+        if "offset" in entry:
+            argv.append("--offset=%d" % entry["offset"])
     return argv
 
 
@@ -240,13 +266,14 @@ def reduce_write(parsed, layout, wall_s=None):
     """MLPerf Storage style results of a checkpoint write from ``parse_fio_json`` output.
 
     Per rank: ``{rank, directory, filename, bytes, seconds, bw_bytes,
-    iodepth_max_achieved}`` with ``seconds`` the job's runtime (fio's
+    iodepth_max_achieved, p99_ns}`` with ``seconds`` the job's runtime (fio's
     ``write.runtime``, which includes ``end_fsync``) and ``bw_bytes`` =
     bytes / seconds. Node: ``duration_s`` = the slowest rank,
     ``throughput_bytes_s`` = total bytes / ``duration_s`` (the checkpoint is
     saved when its last rank is), ``throughput_gib_s`` the same in GiB/s,
     ``mean_rank_bw_bytes``, ``min_rank_bw_bytes``, ``total_bytes``,
-    ``total_gib``. Raises ``ValueError`` with every problem found.
+    ``total_gib``, ``p99_ns`` (the highest of the ranks' p99 completion
+    latencies, None when fio printed none). Raises ``ValueError`` with every problem found.
     """
     errors = job_errors(parsed, len(layout))
     if errors:
@@ -260,9 +287,10 @@ def reduce_write(parsed, layout, wall_s=None):
         written = job["write"]["io_bytes"]
         seconds = _seconds(job)
         per_rank.append({
-            "rank": entry["rank"], "directory": entry["directory"], "filename": entry["filename"],
+            "rank": entry["rank"], "directory": entry.get("directory"), "filename": entry["filename"],
             "bytes": written, "seconds": seconds, "bw_bytes": int(written / seconds),
             "iodepth_max_achieved": job.get("iodepth_max_achieved"),
+            "p99_ns": job["write"].get("clat_p99_ns"),
         })
     total = sum(r["bytes"] for r in per_rank)
     duration = max(r["seconds"] for r in per_rank)
@@ -279,6 +307,8 @@ def reduce_write(parsed, layout, wall_s=None):
         "min_rank_bw_bytes": min(bws),
         "wall_s": wall_s,
         "iodepth_max_achieved": [r["iodepth_max_achieved"] for r in per_rank],
+        # The checkpoint waits for its slowest rank: the highest p99 completion latency among the ranks.
+        "p99_ns": max([r["p99_ns"] for r in per_rank if r["p99_ns"] is not None] or [None]),
         "fio_version": parsed.get("fio_version"),
     }
 

@@ -40,8 +40,25 @@ def allocated(path):
         return 0
 
 
-def written_so_far(files, shard_bytes):
-    """Bytes the ranks have written so far, from the allocated blocks of their shard files."""
+def sectors_written(names, sysfs_root='/sys'):
+    """{name: 512-byte sectors written since boot} of block devices (the 7th field of sysfs ``stat``)."""
+    counts = {}
+    for name in names:
+        try:
+            with open(os.path.join(sysfs_root, 'class', 'block', name, 'stat')) as handle:
+                counts[name] = int(handle.read().split()[6])
+        except (IOError, OSError, IndexError, ValueError):
+            counts[name] = None
+    return counts
+
+
+def written_so_far(files, shard_bytes, start_sectors=None, sysfs_root='/sys'):
+    """Bytes the ranks have written so far: from the allocated blocks of their shard files, or, for raw devices,
+    from the sectors the devices wrote since ``start_sectors`` (:func:`sectors_written` before the write)."""
+    if start_sectors:
+        now = sectors_written(sorted(start_sectors), sysfs_root)
+        return sum((now[name] - start) * 512 for name, start in start_sectors.items()
+                   if start is not None and now[name] is not None)
     return sum(min(allocated(path), shard_bytes) for path in files)
 
 

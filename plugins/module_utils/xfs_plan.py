@@ -624,6 +624,10 @@ def norm_uuid(value):
     return _UUID_STRIP.sub('', value.lower()) or None
 
 
+# The wipefs columns parse_wipefs_json reads (``wipefs --no-act --json --output WIPEFS_COLUMNS DEVICE``).
+WIPEFS_COLUMNS = 'DEVICE,OFFSET,TYPE,UUID,LABEL,USAGE'
+
+
 def parse_wipefs_json(text):
     """``wipefs --no-act --json -O DEVICE,OFFSET,TYPE,UUID,LABEL,USAGE`` -> list of
     {device, offset, type, uuid, label, usage}. Raises ValueError on anything else."""

@@ -110,7 +110,8 @@ label:
   type: str
   sample: after
 progress:
-  description: How far the write is, from the allocated blocks of its shard files.
+  description: How far the write is, from the allocated blocks of its shard files (raw devices - the sectors they
+    wrote since the write started).
   returned: always
   type: dict
   contains:
@@ -157,7 +158,7 @@ MAX_WAIT_S = 3600
 def progress(record, done):
     total = record['total_bytes']
     elapsed = round(max(0.0, time.time() - record['started']), 3)
-    written = total if done else min(total, written_so_far(record['files'], record['shard_bytes']))
+    written = total if done else min(total, written_so_far(record['files'], record['shard_bytes'], record.get('start_sectors')))
     return dict(elapsed_s=elapsed, bytes_written=written, total_bytes=total,
                 bw_bytes_so_far=int(written / elapsed) if elapsed > 0 else 0)
 

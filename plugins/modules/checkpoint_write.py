@@ -32,6 +32,12 @@ description:
     O(free_space_margin).
   - Existing C(rank_<N>.ckpt) files of the ranks in O(directories) are replaced (their space counts as free).
     Shards are removed at the end, also when the run fails, unless O(keep_files=true).
+  - With O(devices) instead of O(directories), the ranks write raw blank block devices (the measurement before
+    a checkpoint volume exists on them): rank N on device N modulo their number, the k-th rank of a device at
+    offset k x the shard size. DESTROYS what the devices hold, so each must be named in O(force_devices), and
+    each is refused unless it is a whole disk, not a partition, without partitions, holders (md, LVM, dm),
+    mounts or swap, not the OS drive, named once (after symlinks), large enough, and C(wipefs --no-act) finds
+    no signature on it (a filesystem, an md or LVM superblock, a partition table).
 author:
   - ai_storage checkpoint_io maintainers (@ai-storage)
 requirements:
@@ -64,9 +70,23 @@ options:
     description:
       - Absolute directories the shards are written in; rank N writes C(rank_<N>.ckpt) in directory
         N modulo the number of directories. Each must exist and be a directory.
+      - One of O(directories) and O(devices) is required.
     type: list
     elements: path
-    required: true
+  devices:
+    description:
+      - Raw blank block devices the ranks write instead of shard files (see the description for what is refused).
+        Paths under C(/dev) (symlinks such as C(/dev/disk/by-id/...) are resolved once, before the checks).
+    type: list
+    elements: path
+    version_added: 0.2.0
+  force_devices:
+    description:
+      - Every device of O(devices), by path or kernel name (V(nvme1n1)): the consent to overwrite it.
+    type: list
+    elements: str
+    default: []
+    version_added: 0.2.0
   ranks:
     description:
       - Number of ranks (shards, fio jobs), 1 to 1024.
@@ -167,6 +187,15 @@ options:
 '''
 
 EXAMPLES = r'''
+- name: Before a checkpoint volume exists - write the blank data drives raw (DESTROYS what they hold)
+  ai_storage.checkpoint_io.checkpoint_write:
+    devices: [/dev/nvme1n1, /dev/nvme2n1]
+    force_devices: [nvme1n1, nvme2n1]
+    ranks: 2
+    total_size: 8G
+    queue_depth: 8
+  register: baseline
+
 - name: 64 GiB checkpoint from 8 ranks on two volumes, io_uring depth 16
   ai_storage.checkpoint_io.checkpoint_write:
     directories: [/mnt/ckpt0/bench, /mnt/ckpt1/bench]
@@ -301,6 +330,16 @@ per_rank:
       type: str
       returned: always
       sample: "16"
+    p99_ns:
+      description: The rank's 99th percentile write completion latency, ns (V(null) when fio printed none).
+      type: float
+      returned: always
+      sample: 23461888
+p99_ns:
+  description: The highest RV(per_rank[].p99_ns) of the ranks (the checkpoint waits for its slowest rank), ns.
+  returned: success
+  type: float
+  sample: 23461888
 iodepth_max_achieved:
   description: RV(per_rank[].iodepth_max_achieved) of every rank, in rank order.
   returned: success
@@ -338,14 +377,15 @@ fsync:
   type: bool
   sample: true
 directories:
-  description: O(directories) as given.
+  description: O(directories) as given (V(null) with O(devices)).
   returned: always
   type: list
   elements: str
   sample: [/mnt/ckpt0/bench, /mnt/ckpt1/bench]
 devices:
   description: Block device backing each directory of RV(directories), in the same order (from the directory's
-    C(st_dev) and C(/sys/dev/block)); V(null) for a directory on no block device (tmpfs, overlay).
+    C(st_dev) and C(/sys/dev/block)); V(null) for a directory on no block device (tmpfs, overlay). With
+    O(devices), their kernel names.
   returned: always
   type: list
   elements: str
@@ -392,12 +432,20 @@ job_store:
 '''
 
 import os
+import stat
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.blockdev import (
+    BlockTopology,
+    disk_bytes,
+    raw_write_refusal,
+)
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_write import (
     IOENGINES,
     MAX_QUEUE_DEPTH,
+    device_layout,
+    device_needs,
     fraction_in_range,
     int_in_range,
     rank_layout,
@@ -412,14 +460,23 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runne
     backing_device,
     remove,
     run_fio,
+    sectors_written,
     write_progress,
     written_so_far,
+)
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import Context
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs_plan import (
+    WIPEFS_COLUMNS,
+    describe_signature,
+    parse_wipefs_json,
 )
 
 
 def argument_spec():
     return dict(
-        directories=dict(type='list', elements='path', required=True),
+        directories=dict(type='list', elements='path'),
+        devices=dict(type='list', elements='path'),
+        force_devices=dict(type='list', elements='str', default=[]),
         ranks=dict(type='int', default=8),
         shard_size=dict(type='raw'),
         total_size=dict(type='raw'),
@@ -450,16 +507,73 @@ def validate(module, params, result):
             fraction_in_range(params['progress_interval'], 'progress_interval', 0.0, 3600.0, low_open=True,
                               high_open=False)
         plan = shard_plan(params['ranks'], params['block_size'], params['shard_size'], params['total_size'])
-        layout = rank_layout(params['directories'], params['ranks'])
+        if params['devices']:
+            layout = device_layout(params['devices'], params['ranks'], plan['shard_bytes'])
+        else:
+            layout = rank_layout(params['directories'], params['ranks'])
     except ValueError as exc:
         module.fail_json(msg=str(exc), **result)
-    for path in params['directories']:
+    for path in params['directories'] or []:
         if not os.path.isdir(path):
             module.fail_json(msg='directories: %s %s' % (
                 path, 'is not a directory' if os.path.exists(path) else 'does not exist'), **result)
     if params['progress_file'] is not None and not os.path.isdir(os.path.dirname(params['progress_file']) or '.'):
         module.fail_json(msg='progress_file: the directory of %s does not exist' % params['progress_file'], **result)
     return plan, layout
+
+
+def raw_devices(module, params, layout, shard_bytes, result):
+    """The checks of O(devices) before anything is written: {path: kernel name}, or the host fails."""
+    needs = device_needs(layout, shard_bytes)
+    topology = BlockTopology(Context(module))
+    forced = set(params['force_devices'])
+    names = {}
+    errors = []
+    for path in params['devices']:
+        real = os.path.realpath(path)
+        name = os.path.basename(real)
+        if not real.startswith('/dev/'):
+            errors.append('%s is not under /dev (it leads to %s)' % (path, real))
+            continue
+        try:
+            is_block = stat.S_ISBLK(os.stat(real).st_mode)
+        except OSError as exc:
+            errors.append('%s: %s' % (path, exc.strerror))
+            continue
+        if not is_block:
+            errors.append('%s is not a block device' % path)
+            continue
+        if name in names.values():
+            errors.append('%s is %s a second time (two paths to one device)' % (path, name))
+            continue
+        names[path] = name
+        if not forced.intersection([path, real, name]):
+            errors.append('%s (%s): writing it raw destroys what it holds; name it in force_devices' % (path, name))
+        refusal = raw_write_refusal(topology, name)
+        if refusal:
+            errors.append(refusal)
+            continue
+        size = disk_bytes(topology, name)
+        if size is not None and size < needs[path]:
+            errors.append('%s holds %d bytes, below the %d bytes its ranks write' % (name, size, needs[path]))
+    for path, name in sorted(names.items()):
+        if any(name in error for error in errors):
+            continue
+        rc, out, err = module.run_command(['wipefs', '--no-act', '--json', '--output', WIPEFS_COLUMNS, '/dev/' + name])
+        if rc != 0:
+            errors.append('wipefs --no-act /dev/%s failed (%s): %s' % (name, rc, err.strip()))
+            continue
+        try:
+            found = parse_wipefs_json(out)
+        except ValueError as exc:
+            errors.append('/dev/%s: %s' % (name, exc))
+            continue
+        if found:
+            errors.append('/dev/%s is not blank: it carries %s' % (
+                name, '; '.join(describe_signature(sig) for sig in found)))
+    if errors:
+        module.fail_json(msg='devices refused, nothing was written: %s' % '; '.join(errors), errors=errors, **result)
+    return names
 
 
 def space_needs(layout, shard_bytes, devices):
@@ -478,8 +592,9 @@ def space_needs(layout, shard_bytes, devices):
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=False,
-                           mutually_exclusive=[('shard_size', 'total_size'), ('background', 'progress_file')],
-                           required_one_of=[('shard_size', 'total_size')])
+                           mutually_exclusive=[('shard_size', 'total_size'), ('background', 'progress_file'),
+                                               ('directories', 'devices')],
+                           required_one_of=[('shard_size', 'total_size'), ('directories', 'devices')])
     params = module.params
     result = dict(changed=False, label=params['label'], ranks=params['ranks'], queue_depth=params['queue_depth'],
                   block_size=None, shard_bytes=None, ioengine=params['ioengine'], direct=params['direct'],
@@ -487,15 +602,21 @@ def main():
 
     plan, layout = validate(module, params, result)
     result.update(block_size=plan['block_size'], shard_bytes=plan['shard_bytes'])
-    devices = dict((path, backing_device(path)) for path in params['directories'])
-    result['devices'] = [devices[path] for path in params['directories']]
-
-    try:
-        errors = space_errors(space_needs(layout, plan['shard_bytes'], devices), params['free_space_margin'])
-    except OSError as exc:
-        module.fail_json(msg='cannot read the free space of %s: %s' % (exc.filename, exc), **result)
-    if errors:
-        module.fail_json(msg='not enough free space: %s' % '; '.join(errors), errors=errors, **result)
+    raw = None
+    if params['devices']:
+        raw = raw_devices(module, params, layout, plan['shard_bytes'], result)
+        result['devices'] = [raw[path] for path in params['devices']]
+        for entry in layout:  # the resolved node, not a symlink that could be swapped after the checks
+            entry['filename'] = entry['device'] = '/dev/' + raw[entry['device']]
+    else:
+        devices = dict((path, backing_device(path)) for path in params['directories'])
+        result['devices'] = [devices[path] for path in params['directories']]
+        try:
+            errors = space_errors(space_needs(layout, plan['shard_bytes'], devices), params['free_space_margin'])
+        except OSError as exc:
+            module.fail_json(msg='cannot read the free space of %s: %s' % (exc.filename, exc), **result)
+        if errors:
+            module.fail_json(msg='not enough free space: %s' % '; '.join(errors), errors=errors, **result)
 
     if params['fio_path']:
         fio = params['fio_path']
@@ -507,14 +628,16 @@ def main():
     argv = write_argv(fio, layout, plan['shard_bytes'], plan['block_size'], params['queue_depth'],
                       params['ioengine'], params['direct'], params['fsync'])
     result['command'] = argv
-    files = [entry['filename'] for entry in layout]
+    files = [] if raw else [entry['filename'] for entry in layout]
     for path in files:
         remove(path)  # a shard left by an earlier run with keep_files: the run writes new files
     total = plan['total_bytes']
+    start_sectors = sectors_written(sorted(set(raw.values()))) if raw else None
 
     if params['background']:
         record = dict(kind='checkpoint_write', result=result, layout=layout, files=files,
-                      shard_bytes=plan['shard_bytes'], total_bytes=total, keep_files=params['keep_files'])
+                      shard_bytes=plan['shard_bytes'], total_bytes=total, keep_files=params['keep_files'],
+                      start_sectors=start_sectors)
         try:
             result['job_id'] = fio_job.start(argv, record, params['timeout'], label=params['label'],
                                              store=params['job_store'])
@@ -526,7 +649,7 @@ def main():
     progress = params['progress_file']
 
     def report(elapsed, done=False):
-        written = total if done else min(total, written_so_far(files, plan['shard_bytes']))
+        written = total if done else min(total, written_so_far(files, plan['shard_bytes'], start_sectors))
         write_progress(progress, {'elapsed_s': round(elapsed, 3), 'bytes_written': written, 'total_bytes': total,
                                   'bw_bytes_so_far': int(written / elapsed) if elapsed > 0 else 0, 'done': done})
 
