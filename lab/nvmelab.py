@@ -72,6 +72,8 @@ DRIVE_MODELS = {
     # measured) does not push it off the corner.
     "knee2": {"latency": 40.0, "ceiling": 40.0, "help": "40 ms per request, 40 MiB/s ceiling: knee at depth 2"},
     "knee8": {"latency": 80.0, "ceiling": 70.0, "help": "80 ms per request, 70 MiB/s ceiling: knee at depth 8"},
+    # Little's Law puts this knee at 12 MiB in flight, below the 15 requests the drive serves at once.
+    "knee16": {"latency": 160.0, "ceiling": 75.0, "help": "160 ms per request, 75 MiB/s ceiling: knee at depth 16"},
 }
 MODEL_KEYS = ("latency", "read_latency", "parallel", "ceiling", "mdts")
 MODEL_DEFAULTS = {"mdts": 9, "parallel": 15}

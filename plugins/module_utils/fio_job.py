@@ -96,6 +96,82 @@ def start(argv, record, timeout, label=None, store=JOB_STORE):
     return job_id
 
 
+def start_call(func, record, label=None, store=JOB_STORE):
+    """Run ``func(report)`` in a detached process (a session of its own, standard streams on /dev/null, cwd /);
+    return the job id. ``func`` returns the job's result (a JSON-able dict) or raises: its message (and the
+    exception's ``result`` attribute, a partial result) become the job's failure. ``report(doc)`` replaces the
+    job's progress document (:func:`call_progress`). For work that runs several fio processes one after the
+    other in Python (the queue-depth sweep); each of them must bound itself (there is no overall timeout), and
+    :func:`cancel` ends the process (SIGTERM runs its cleanup) and the fio it runs."""
+    ensure_store(store)
+    prefix = re.sub(r'[^A-Za-z0-9_-]', '_', label or 'job')[:32] + '.'
+    path = tempfile.mkdtemp(prefix=prefix, dir=store)
+    job_id = os.path.basename(path)
+    doc = dict(record, job_id=job_id, timeout=None, started=time.time(), session=None, call=True)
+    write_progress(os.path.join(path, 'job.json'), doc)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            if os.fork() == 0:
+                _run_call(func, path)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    # The session the first child led (it exits at once; the worker and its fio keep its session id).
+    doc['session'] = pid
+    write_progress(os.path.join(path, 'job.json'), doc)
+    return job_id
+
+
+def _terminated(signum, frame):
+    raise SystemExit('terminated by signal %d (cancelled)' % signum)
+
+
+def _run_call(func, path):
+    """The detached worker of :func:`start_call` (never returns)."""
+    status = 1
+    try:
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        os.closerange(3, 65536)
+        os.chdir('/')
+        signal.signal(signal.SIGTERM, _terminated)
+
+        def report(doc):
+            write_progress(os.path.join(path, 'progress.json'), dict(doc, updated=time.time()))
+        try:
+            outcome = dict(ok=True, result=func(report))
+            status = 0
+        except BaseException as exc:  # the job's boundary: whatever ended it is the poll's message
+            outcome = dict(ok=False, msg=str(exc) or type(exc).__name__, result=getattr(exc, 'result', None))
+        write_progress(os.path.join(path, 'result.json'), outcome)
+        with open(os.path.join(path, 'rc.tmp'), 'w') as handle:
+            handle.write('%d\n' % status)
+        os.rename(os.path.join(path, 'rc.tmp'), os.path.join(path, 'rc'))
+    finally:
+        os._exit(status)
+
+
+def call_progress(job_id, store=JOB_STORE):
+    """The last progress document a :func:`start_call` job reported ({} before the first)."""
+    try:
+        with open(os.path.join(job_dir(job_id, store), 'progress.json')) as handle:
+            return json.load(handle)
+    except (IOError, OSError, ValueError):
+        return {}
+
+
+def call_outcome(job_id, store=JOB_STORE):
+    """{ok, result, msg} of a finished :func:`start_call` job, or None when it ended without one."""
+    try:
+        with open(os.path.join(job_dir(job_id, store), 'result.json')) as handle:
+            return json.load(handle)
+    except (IOError, OSError, ValueError):
+        return None
+
+
 def load(job_id, store=JOB_STORE):
     path = job_dir(job_id, store)
     try:

@@ -117,3 +117,30 @@ def compare(before, after, same_settings=False, floor=NOISE_FLOOR):
     else:
         result['verdict'] = 'within noise'
     return result
+
+
+def _setting(side, name, key):
+    try:
+        return int(side['settings'][key])
+    except (KeyError, TypeError, ValueError):
+        raise ValueError('%s.settings.%s: %r is not a number' % (name, key, (side.get('settings') or {}).get(key)))
+
+
+def same_settings(before, after):
+    """Whether ``before`` and ``after`` ran with the same settings, so that their difference is noise.
+
+    Each side: {where: directory|drives, target: [paths], settings: {queue_depth, block_size}, block: {device:
+    {queue settings}} or None}. The same place (``where`` and ``target``), the same depth and block size, and the
+    same block queue settings where ``before`` recorded them (a block_layer change between the two is a change).
+    """
+    for name, side in (('before', before), ('after', after)):
+        if not isinstance(side, dict):
+            raise ValueError('%s: %r is not {where, target, settings, block}' % (name, side))
+    if before.get('where') != after.get('where') or list(before.get('target') or []) != list(after.get('target') or []):
+        return False
+    for key in ('queue_depth', 'block_size'):
+        if _setting(before, 'before', key) != _setting(after, 'after', key):
+            return False
+    if before.get('block') is not None and before.get('block') != after.get('block'):
+        return False
+    return True

@@ -554,8 +554,8 @@ def raw_devices(module, params, layout, shard_bytes, result):
             errors.append(refusal)
             continue
         size = disk_bytes(topology, name)
-        if size is not None and size < needs[path]:
-            errors.append('%s holds %d bytes, below the %d bytes its ranks write' % (name, size, needs[path]))
+        if size is not None and size < needs.get(path, 0):
+            errors.append('%s holds %d bytes, below the %d bytes its ranks write' % (name, size, needs.get(path, 0)))
     for path, name in sorted(names.items()):
         if any(name in error for error in errors):
             continue

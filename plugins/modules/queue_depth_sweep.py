@@ -32,8 +32,8 @@ description:
   - Refused before anything is written, with the value and the limit in the message. A directory that is not
     absolute, missing or not a directory; depths outside 1..65535 or listed twice; O(block_size) not a multiple
     of 4096; O(scratch_size) below O(block_size) or above the free space less O(free_space_margin); O(fraction)
-    outside (0, 1]; O(ranks) outside 1..1024; O(repeats) outside 1..20; only one of O(ranks_per_drive) and
-    O(nr_requests) with O(ranks=1).
+    outside (0, 1]; O(ranks) outside 1..1024; O(repeats) outside 1..20; O(ranks_per_drive) without
+    O(nr_requests) or with O(ranks) above 1.
 author:
   - ai_storage checkpoint_io maintainers (@ai-storage)
 requirements:
@@ -148,8 +148,7 @@ options:
     type: int
   nr_requests:
     description:
-      - The drive's C(queue/nr_requests), the upper clamp of RV(per_rank_depth). Goes with O(ranks_per_drive) when
-        O(ranks=1).
+      - The drive's C(queue/nr_requests), the upper clamp of RV(per_rank_depth). Required by O(ranks_per_drive).
     type: int
   fio_path:
     description:
@@ -160,6 +159,27 @@ options:
       - Seconds one fio run (the scratch layout or one point) may take; past it fio is killed and the module fails.
     type: int
     default: 600
+  background:
+    description:
+      - Start the sweep detached (a process of its own, in a session of its own) and return at once with
+        RV(job_id); M(ai_storage.checkpoint_io.checkpoint_job) then shows its progress (the depth and run it is
+        at, the medians so far) and returns this module's whole result when it ends. Every check above is made
+        before it starts. The play then shows progress under any strategy, Mitogen's included.
+    type: bool
+    default: false
+    version_added: 0.2.0
+  label:
+    description:
+      - A name for the background job (its job id starts with it).
+    type: str
+    version_added: 0.2.0
+  job_store:
+    description:
+      - The root-owned directory of background jobs (made mode 0700 when missing; refused when it is a symlink,
+        owned by someone else or writable by group or others).
+    type: path
+    default: /run/ai_storage_checkpoint_io/jobs
+    version_added: 0.2.0
 '''
 
 EXAMPLES = r'''
@@ -183,6 +203,14 @@ EXAMPLES = r'''
 - name: Use it
   ansible.builtin.debug:
     msg: "knee {{ sweep.knee.knee }} ({{ sweep.points }} points, stopped early {{ sweep.stopped_early }}); per rank {{ sweep.per_rank_depth }}"
+
+- name: The same in the background, its progress shown while it runs (see checkpoint_job)
+  ai_storage.checkpoint_io.queue_depth_sweep:
+    directory: /mnt/ckpt0/bench
+    ranks: 8
+    background: true
+    label: sweep
+  register: sweep_job
 
 - name: Full grid with longer points
   ai_storage.checkpoint_io.queue_depth_sweep:
@@ -259,8 +287,8 @@ knee:
            best_depth: 64, fraction: 0.95, threshold_bw_bytes: 6270000000, latency_ns_at_knee: 2600000,
            latency_source: mean_ns, p99_ns_at_knee: 3900000, littles_law_depth: 17}
 per_rank_depth:
-  description: With O(ranks) > 1, the chosen per-stream depth, clamped to 1..O(nr_requests) when given; with
-    O(ranks=1), ceil(knee / O(ranks_per_drive)) clamped to 1..O(nr_requests), V(null) without them.
+  description: The chosen per-stream depth, clamped to 1..O(nr_requests) when given; with O(ranks=1) and
+    O(ranks_per_drive), ceil(knee / O(ranks_per_drive)) clamped to 1..O(nr_requests) instead.
   returned: success
   type: int
   sample: 8
@@ -309,9 +337,25 @@ commands:
   returned: always
   type: list
   elements: list
+job_id:
+  description: The background sweep to poll with M(ai_storage.checkpoint_io.checkpoint_job).
+  returned: O(background=true)
+  type: str
+  sample: sweep.k2j4x9_a
+started:
+  description: V(true) once the background sweep runs.
+  returned: O(background=true)
+  type: bool
+  sample: true
+job_store:
+  description: O(job_store) as used.
+  returned: O(background=true)
+  type: str
+  sample: /run/ai_storage_checkpoint_io/jobs
 '''
 
 import os
+from functools import partial
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -330,6 +374,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_writ
     sweep_argv,
     sweep_point,
 )
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import parse_fio_json
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import backing_device, run_fio
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.repeats import (
@@ -375,6 +420,9 @@ def argument_spec():
         nr_requests=dict(type='int'),
         fio_path=dict(type='path'),
         timeout=dict(type='int', default=600),
+        background=dict(type='bool', default=False),
+        label=dict(type='str'),
+        job_store=dict(type='path', default=fio_job.JOB_STORE),
     )
 
 
@@ -396,9 +444,9 @@ def validate(module, params, result):
         if params['ranks'] > 1 and params['ranks_per_drive'] is not None:
             raise ValueError('ranks_per_drive: goes with ranks 1 only (with ranks %d the sweep measures the ranks '
                              'together)' % params['ranks'])
-        if params['ranks'] == 1 and (params['ranks_per_drive'] is None) != (params['nr_requests'] is None):
-            raise ValueError('ranks_per_drive and nr_requests go together (per_rank_depth needs both), got only %s'
-                             % ('ranks_per_drive' if params['nr_requests'] is None else 'nr_requests'))
+        if params['ranks_per_drive'] is not None and params['nr_requests'] is None:
+            raise ValueError('ranks_per_drive and nr_requests go together (per_rank_depth needs both), got only '
+                             'ranks_per_drive')
         if params['ranks_per_drive'] is not None:
             int_in_range(params['ranks_per_drive'], 'ranks_per_drive', 1)
         if params['nr_requests'] is not None:
@@ -423,6 +471,117 @@ def validate(module, params, result):
     return values
 
 
+class SweepFailed(Exception):
+    """A fio run of the sweep that failed; the message says which run and why."""
+
+
+def measure(params, values, fio, result, report=None):
+    """The sweep itself: the scratch layout, then each depth ``repeats`` times, ascending, until the plateau.
+
+    Fills ``result`` (commands as they run) and returns it complete; raises SweepFailed. ``report(doc)`` (when
+    given) is called before each run with {depth, repeat, repeats, points: [{depth, bw_bytes}], bytes_written,
+    seconds, last_bw_bytes}: the progress of a background sweep.
+    """
+    directory = params['directory']
+    ranks, repeats = params['ranks'], params['repeats']
+    scratch = [os.path.join(directory, '.queue_depth_sweep.%d.%d.scratch' % (os.getpid(), rank))
+               for rank in range(ranks)]
+    engine, direct, bs = params['ioengine'], params['direct'], values['block_size']
+    curve = []
+    runs = []
+    state = dict(written=0, seconds=0.0, last=None)
+
+    def tell(depth, repeat):
+        if report is not None:
+            report(dict(depth=depth, repeat=repeat, repeats=repeats, bytes_written=state['written'],
+                        seconds=round(state['seconds'], 3), last_bw_bytes=state['last'],
+                        points=[dict(depth=p['depth'], bw_bytes=p['bw_bytes'], spread=p['spread']) for p in curve]))
+
+    def run(argv, what):
+        result['commands'].append(argv)
+        rc, stdout, stderr, wall, timed_out = run_fio(argv, params['timeout'])
+        if timed_out:
+            raise SweepFailed('%s: fio ran past timeout %d s and was killed' % (what, params['timeout']))
+        if rc != 0:
+            raise SweepFailed('%s: fio exited with %d: %s' % (what, rc, stderr.strip() or stdout[-2000:]))
+        try:
+            return parse_fio_json(stdout), stderr, wall
+        except ValueError as exc:
+            raise SweepFailed('%s: %s; fio stderr: %s' % (what, exc, stderr.strip()))
+
+    try:
+        tell(None, None)
+        parsed, stderr, wall = run(layout_argv(fio, scratch, values['stream_scratch'], bs, engine, direct),
+                                   'scratch layout')
+        errors = job_errors(parsed, 1)
+        if errors:
+            raise SweepFailed('scratch layout: %s; fio stderr: %s' % ('; '.join(errors), stderr.strip()))
+        state['written'] += parsed['jobs'][0]['write']['io_bytes']
+        state['seconds'] += wall
+        version = parsed['fio_version']
+        for depth in values['depths']:
+            argv = sweep_argv(fio, scratch, depth, values['stream_scratch'], values['stream_io'], bs, engine,
+                              values['runtime'], direct)
+            measured = []
+            for repeat in range(repeats):
+                tell(depth, repeat + 1)
+                parsed, stderr, wall = run(argv, 'depth %d, run %d of %d' % (depth, repeat + 1, repeats))
+                try:
+                    measured.append(sweep_point(parsed, depth))
+                except ValueError as exc:
+                    raise SweepFailed('%s (run %d of %d); fio stderr: %s' % (exc, repeat + 1, repeats,
+                                                                            stderr.strip()))
+                state['seconds'] += wall
+                state['written'] += measured[-1]['io_bytes']
+                state['last'] = measured[-1]['bw_bytes']
+            runs.append({'depth': depth, 'bw': [m['bw_bytes'] for m in measured]})
+            curve.append(median_point(measured, depth, ranks))
+            if not params['exhaustive'] and plateau_reached([p['bw_bytes'] for p in curve], params['plateau_gain'],
+                                                            params['plateau_points']):
+                break
+    except (IOError, OSError) as exc:
+        raise SweepFailed('queue depth sweep failed: %s' % exc)
+    finally:
+        for path in scratch:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+    try:
+        choice = smallest_within_noise(runs, floor=1 - params['fraction'])
+        aggregate = [dict(p, depth=p['aggregate_depth']) for p in curve]
+        # The knee_depth fields (Little's Law, latency) of the median curve; the noise may exceed 100% on a noisy
+        # volume (measured on the lab's plain file-backed drives: spreads 0.41-1.89 with 4 ranks, 2 s runs).
+        knee = knee_depth(aggregate, max(0.01, 1 - choice['noise']), bs)
+    except ValueError as exc:
+        result['curve'] = curve
+        raise SweepFailed('knee: %s' % exc)
+    chosen = next(p for p in curve if p['depth'] == choice['depth'])
+    knee.update(knee=chosen['aggregate_depth'], per_rank=chosen['depth'], knee_bw_bytes=chosen['bw_bytes'],
+                noise=choice['noise'], threshold_bw_bytes=choice['threshold'], fraction=params['fraction'],
+                best_depth=choice['best_depth'] * ranks, p99_ns_at_knee=chosen['p99_ns'])
+    if params['ranks_per_drive'] is not None:
+        per_rank = per_rank_depth(knee, params['ranks_per_drive'], params['nr_requests'])
+    else:
+        per_rank = chosen['depth'] if params['nr_requests'] is None else min(chosen['depth'], params['nr_requests'])
+    result.update(curve=curve, knee=knee, per_rank_depth=per_rank, bytes_written=state['written'],
+                  seconds=round(state['seconds'], 3), points=len(curve),
+                  stopped_early=len(curve) < len(values['depths']), fio_version=version, ranks=ranks,
+                  repeats=repeats)
+    return result
+
+
+def background_work(params, values, fio, result, report):
+    """:func:`measure` in the detached process; a failure carries the partial result (the commands run)."""
+    partial_result = dict(result, commands=[])
+    try:
+        return measure(params, values, fio, partial_result, report)
+    except SweepFailed as exc:
+        exc.result = partial_result
+        raise
+
+
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=False)
     params = module.params
@@ -445,82 +604,21 @@ def main():
     else:
         fio = module.get_bin_path('fio', required=True)
 
-    ranks, repeats = params['ranks'], params['repeats']
-    scratch = [os.path.join(directory, '.queue_depth_sweep.%d.%d.scratch' % (os.getpid(), rank))
-               for rank in range(ranks)]
-    engine, direct, bs = params['ioengine'], params['direct'], values['block_size']
-    curve = []
-    runs = []
-    written = 0
-    seconds = 0.0
-    version = None
-
-    def run(argv, what):
-        result['commands'].append(argv)
-        rc, stdout, stderr, wall, timed_out = run_fio(argv, params['timeout'])
-        if timed_out:
-            module.fail_json(msg='%s: fio ran past timeout %d s and was killed' % (what, params['timeout']), **result)
-        if rc != 0:
-            module.fail_json(msg='%s: fio exited with %d: %s' % (what, rc, stderr.strip() or stdout[-2000:]),
-                             **result)
-        return parse_fio_json(stdout), stderr, wall
+    if params['background']:
+        record = dict(kind='queue_depth_sweep', label=params['label'], directory=directory,
+                      depths=values['depths'], repeats=params['repeats'], ranks=params['ranks'])
+        try:
+            result['job_id'] = fio_job.start_call(partial(background_work, params, values, fio, result), record,
+                                                  label=params['label'] or 'sweep', store=params['job_store'])
+        except (fio_job.JobError, IOError, OSError) as exc:
+            module.fail_json(msg='cannot start the queue depth sweep in the background: %s' % exc, **result)
+        result.update(started=True, job_store=params['job_store'])
+        module.exit_json(**result)
 
     try:
-        parsed, stderr, wall = run(layout_argv(fio, scratch, values['stream_scratch'], bs, engine, direct),
-                                   'scratch layout')
-        errors = job_errors(parsed, 1)
-        if errors:
-            module.fail_json(msg='scratch layout: %s; fio stderr: %s' % ('; '.join(errors), stderr.strip()), **result)
-        written += parsed['jobs'][0]['write']['io_bytes']
-        seconds += wall
-        version = parsed['fio_version']
-        for depth in values['depths']:
-            argv = sweep_argv(fio, scratch, depth, values['stream_scratch'], values['stream_io'], bs, engine,
-                              values['runtime'], direct)
-            measured = []
-            for repeat in range(repeats):
-                parsed, stderr, wall = run(argv, 'depth %d, run %d of %d' % (depth, repeat + 1, repeats))
-                try:
-                    measured.append(sweep_point(parsed, depth))
-                except ValueError as exc:
-                    module.fail_json(msg='%s (run %d of %d); fio stderr: %s' % (exc, repeat + 1, repeats,
-                                                                                  stderr.strip()), **result)
-                seconds += wall
-            runs.append({'depth': depth, 'bw': [m['bw_bytes'] for m in measured]})
-            curve.append(median_point(measured, depth, ranks))
-            written += curve[-1]['io_bytes']
-            if not params['exhaustive'] and plateau_reached([p['bw_bytes'] for p in curve], params['plateau_gain'],
-                                                            params['plateau_points']):
-                break
-    except (IOError, OSError) as exc:
-        module.fail_json(msg='queue depth sweep failed: %s' % exc, **result)
-    finally:
-        for path in scratch:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-
-    try:
-        choice = smallest_within_noise(runs, floor=1 - params['fraction'])
-        aggregate = [dict(p, depth=p['aggregate_depth']) for p in curve]
-        # The knee_depth fields (Little's Law, latency) of the median curve; the noise may exceed 100% on a noisy
-        # volume (measured on the lab's plain file-backed drives: spreads 0.41-1.89 with 4 ranks, 2 s runs).
-        knee = knee_depth(aggregate, max(0.01, 1 - choice['noise']), bs)
-    except ValueError as exc:
-        module.fail_json(msg='knee: %s' % exc, curve=curve, **result)
-    chosen = next(p for p in curve if p['depth'] == choice['depth'])
-    knee.update(knee=chosen['aggregate_depth'], per_rank=chosen['depth'], knee_bw_bytes=chosen['bw_bytes'],
-                noise=choice['noise'], threshold_bw_bytes=choice['threshold'], fraction=params['fraction'],
-                best_depth=choice['best_depth'] * ranks, p99_ns_at_knee=chosen['p99_ns'])
-    per_rank = None
-    if ranks > 1:
-        per_rank = chosen['depth'] if params['nr_requests'] is None else min(chosen['depth'], params['nr_requests'])
-    elif params['ranks_per_drive'] is not None:
-        per_rank = per_rank_depth(knee, params['ranks_per_drive'], params['nr_requests'])
-    result.update(curve=curve, knee=knee, per_rank_depth=per_rank, bytes_written=written, seconds=round(seconds, 3),
-                  points=len(curve), stopped_early=len(curve) < len(values['depths']), fio_version=version,
-                  ranks=ranks, repeats=repeats)
+        measure(params, values, fio, result)
+    except SweepFailed as exc:
+        module.fail_json(msg=str(exc), **result)
     module.exit_json(**result)
 
 

@@ -90,19 +90,40 @@ def test_checkpoint_volume_is_mounted_xfs_on_the_data_drives(host):
     assert mount.device.startswith("/dev/md")
 
 
-def test_verification_reports_before_and_after(verify):
-    for phase in ("before", "after"):
-        result = verify[phase]
-        assert result["throughput_gib_s"] > 0 and result["duration_s"] > 0, phase
-        assert result["total_bytes"] == 256 * 1024 ** 2, phase
-    assert verify["before"]["settings"]["queue_depth"] == 32  # found in the ds_config before tuning
-    assert verify["before"]["settings"]["block_size"] == 262144
-    assert verify["after"]["block_size"] == 1048576
-    # 32 x 256 KiB before, the measured depth x 1 MiB after: not the same settings, so a ratio and its verdict.
+def test_the_baseline_was_measured_once_on_the_blank_drives_before_any_role(host):
+    baseline = json.loads(host.file("/var/lib/ai_storage_checkpoint_io/baseline.json").content_string)
+    assert baseline["where"] == "drives" and len(baseline["target"]) == 2  # no volume yet: the raw data drives
+    assert "before the xfs role formatted them" in baseline["reason"]
+    assert baseline["settings"]["queue_depth"] == 32 and baseline["settings"]["block_size"] == 262144
+    assert len(baseline["runs"]) == 3 and baseline["throughput_gib_s"]["n"] == 3
+    assert baseline["throughput_gib_s"]["min"] <= baseline["throughput_gib_s"]["median"] <= baseline["throughput_gib_s"]["max"]
+    assert baseline["p99_ns"]["median"] > 0
+    # The queues as found, before block_layer changed them (the scenario's drives start with the kernel default).
+    assert sorted(baseline["block"]) == sorted(baseline["target"])
+    for queue in baseline["block"].values():
+        assert queue["scheduler"] and queue["nr_requests"] > 0
+
+
+def test_verification_compares_with_the_baseline_medians_and_spread(verify):
+    before, after = verify["before"], verify["after"]
+    assert before["source"] == "baseline" and before["where"] == "drives"
+    assert "before any role ran" in before["what"]
+    for side in (before, after):
+        assert len(side["runs"]) == 3 and side["throughput_gib_s"]["n"] == 3
+        assert all(run["throughput_gib_s"] > 0 and run["duration_s"] > 0 and run["p99_ns"] > 0 for run in side["runs"])
+        assert side["p99_ns"]["median"] > 0
+    assert before["total_bytes"] == after["total_bytes"] == 256 * 1024 ** 2  # the same checkpoint both times
+    assert before["settings"]["queue_depth"] == 32 and before["settings"]["block_size"] == 262144
+    assert after["settings"]["block_size"] == 1048576
+    # Raw drives before, the tuned volume after: not the same settings, so a ratio of the medians and a verdict.
     assert verify["same_settings"] is False and verify["verdict"] in ("faster", "slower", "within noise")
-    assert verify["ratio"] == pytest.approx(verify["after"]["throughput_gib_s"] / verify["before"]["throughput_gib_s"],
-                                            rel=0.01)
-    assert verify["ranks"] == 4 and verify["devices"]
+    assert verify["ratio"] == pytest.approx(after["throughput_gib_s"]["median"] / before["throughput_gib_s"]["median"],
+                                            abs=0.002)
+    assert verify["ratio_low"] <= verify["ratio"] <= verify["ratio_high"]
+    assert verify["p99_ratio"] == pytest.approx(after["p99_ns"]["median"] / before["p99_ns"]["median"], abs=0.002)
+    assert verify["after_ceiling"] == pytest.approx(after["throughput_gib_s"]["median"] / verify["ceiling_gib_s"],
+                                                    abs=0.01)
+    assert verify["ranks"] == 4 and verify["devices"] and verify["repeats"] == 3
 
 
 def test_no_shard_is_left_behind(host):

@@ -35,3 +35,45 @@ def test_a_summary_can_stand_for_the_repeats():
 def test_bad_input_names_the_side():
     with pytest.raises(AnsibleFilterError, match=r'before_after: after: no repeats'):
         before_after([1.0], [])
+
+
+def test_repeats_summary_leaves_out_runs_without_a_value():
+    from ansible_collections.ai_storage.checkpoint_io.plugins.filter.repeats import repeats_summary
+    assert repeats_summary([2.0, None, 4.0, 3.0]) == {'median': 3.0, 'min': 2.0, 'max': 4.0, 'n': 3, 'spread': 0.6667}
+    assert repeats_summary([None, None]) is None
+    with pytest.raises(AnsibleFilterError, match=r"repeats_summary\[1\]: -1 is not a number >= 0"):
+        repeats_summary([1, -1])
+    with pytest.raises(AnsibleFilterError, match='is not a list of numbers'):
+        repeats_summary(5)
+
+
+SIDE = {'where': 'directory', 'target': ['/mnt/checkpoints'], 'settings': {'queue_depth': 8, 'block_size': 1048576},
+        'block': {'nvme1n1': {'scheduler': 'none', 'nr_requests': 1023}}}
+
+
+def test_identical_settings_are_reported_as_no_change():
+    from ansible_collections.ai_storage.checkpoint_io.plugins.filter.repeats import before_after, same_settings
+    after = dict(SIDE, settings={'queue_depth': '8', 'block_size': 1048576})  # the ds_config's numbers as text
+    assert same_settings(SIDE, after) is True
+    verdict = before_after([0.50, 0.52, 0.49], [0.61, 0.60, 0.62], same_settings(SIDE, after))
+    assert verdict['verdict'] == 'no change' and verdict['ratio'] is None
+
+
+@pytest.mark.parametrize('change', [
+    {'where': 'drives'},
+    {'target': ['/mnt/other']},
+    {'settings': {'queue_depth': 16, 'block_size': 1048576}},
+    {'settings': {'queue_depth': 8, 'block_size': 262144}},
+    {'block': {'nvme1n1': {'scheduler': 'mq-deadline', 'nr_requests': 1023}}},
+])
+def test_any_difference_is_a_change(change):
+    from ansible_collections.ai_storage.checkpoint_io.plugins.filter.repeats import same_settings
+    assert same_settings(SIDE, dict(SIDE, **change)) is False
+
+
+def test_same_settings_names_what_is_wrong():
+    from ansible_collections.ai_storage.checkpoint_io.plugins.filter.repeats import same_settings
+    with pytest.raises(AnsibleFilterError, match=r"after.settings.queue_depth: 'auto' is not a number"):
+        same_settings(SIDE, dict(SIDE, settings={'queue_depth': 'auto', 'block_size': 1}))
+    with pytest.raises(AnsibleFilterError, match='before: None is not'):
+        same_settings(None, SIDE)

@@ -130,3 +130,10 @@ def test_background_write_of_raw_devices_reports_progress_from_the_sectors_writt
         assert time.time() < deadline
     assert polled['result']['total_bytes'] == 64 * MIB and polled['result']['devices'] == names(loops)
     assert polled['progress']['bytes_written'] == 64 * MIB
+
+
+def test_fewer_ranks_than_devices_leaves_the_others_unwritten(loops, capsys):
+    rc, out = run(capsys, devices=loops, force_devices=loops, ranks=1, shard_size='8M')
+    assert rc == 0, out
+    assert [r['filename'] for r in out['per_rank']] == [loops[0]]
+    assert region(loops[1], 0) == b'\0' * 4096

@@ -75,7 +75,7 @@ def test_sweep_stops_early_on_a_plateau(tmp_path, capsys, monkeypatch):
     assert [p['depth'] for p in out['curve']] == [1, 2, 4, 8, 16]
     assert out['points'] == 5 and out['stopped_early'] is True
     assert out['knee']['knee'] == 2 and out['knee']['best_depth'] == 16
-    assert out['per_rank_depth'] is None
+    assert out['per_rank_depth'] == 2  # one stream: the chosen depth itself
     assert len(calls) == 1 + 5 * 3  # the layout, then three runs per depth
 
 
