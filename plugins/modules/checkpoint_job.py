@@ -20,7 +20,7 @@ description:
     removed unless the write kept them (C(keep_files)); a second poll of the same job fails, naming it.
   - A write that failed (fio's exit status, a timeout, output that cannot be reduced) fails this task with the
     write's message; its shards are removed the same way.
-  - The same for a queue-depth sweep that M(ai_storage.checkpoint_io.queue_depth_sweep) started in the background:
+  - The same for a queue-depth sweep that M(ai_storage.checkpoint_io.queue_depth_sweep) started in the background;
     RV(progress) then says which depth and run it is at and the medians measured so far, and RV(result) is the
     sweep's whole result; a sweep that failed fails this task with its message.
   - Why not Ansible's C(async) with C(async_status)? Under Mitogen (mitogen_linear 0.3.54, ansible-core 2.19)

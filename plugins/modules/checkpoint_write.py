@@ -33,7 +33,7 @@ description:
   - Existing C(rank_<N>.ckpt) files of the ranks in O(directories) are replaced (their space counts as free).
     Shards are removed at the end, also when the run fails, unless O(keep_files=true).
   - With O(devices) instead of O(directories), the ranks write raw blank block devices (the measurement before
-    a checkpoint volume exists on them): rank N on device N modulo their number, the k-th rank of a device at
+    a checkpoint volume exists on them). Rank N writes device N modulo their number, the k-th rank of a device at
     offset k x the shard size. DESTROYS what the devices hold, so each must be named in O(force_devices), and
     each is refused unless it is a whole disk, not a partition, without partitions, holders (md, LVM, dm),
     mounts or swap, not the OS drive, named once (after symlinks), large enough, and C(wipefs --no-act) finds

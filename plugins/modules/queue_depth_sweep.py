@@ -13,14 +13,14 @@ short_description: Measure write bandwidth against queue depth on a checkpoint v
 version_added: 0.2.0
 description:
   - The measurement behind C(queue_depth) V(auto). Writes the scratch space on the volume once (O(scratch_size),
-    fsynced), then measures the queue depths of O(depths), in ascending order, with the checkpoint's shape:
+    fsynced), then measures the queue depths of O(depths), in ascending order, in the checkpoint's shape -
     O(ranks) streams at once (one scratch file each), each writing sequentially with O(block_size) requests,
     O_DIRECT, at that depth, so O(depths) are per-rank depths and the volume sees O(ranks) x depth in flight.
     Each run ends after O(runtime_per_point) seconds or O(size_per_point) bytes (all streams together),
     whichever comes first; each depth is measured O(repeats) times and reported as the median with its spread.
-  - The chosen depth is the smallest whose median bandwidth is within the noise of the best median: the noise is
+  - The chosen depth is the smallest whose median bandwidth is within the noise of the best median (the noise is
     the larger spread of the two points' repeats, at least 1 - O(fraction), so one noisy run cannot decide and
-    a depth is not given up for a gain the repeats cannot tell apart. RV(knee) reports it (as an aggregate depth),
+    a depth is not given up for a gain the repeats cannot tell apart). RV(knee) reports it (as an aggregate depth),
     RV(per_rank_depth) the per-rank depth, clamped to 1..O(nr_requests) when given.
   - With O(ranks=1) (a single stream) and O(ranks_per_drive), RV(per_rank_depth) is ceil(knee /
     O(ranks_per_drive)) clamped to 1..O(nr_requests), the estimate for ranks that were not measured together.
