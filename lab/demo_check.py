@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What lab/demo.sh's verification reported, checked against the drive model the lab put behind the drives.
 
 For each node of the inventory: the verification's JSON (reports/verify/<node>.json) and the drive models of its

@@ -82,7 +82,7 @@ options:
     version_added: 0.2.0
   force_devices:
     description:
-      - Every device of O(devices), by path or kernel name (V(nvme1n1)): the consent to overwrite it.
+      - Every device of O(devices), by path or kernel name (V(nvme1n1)), as the consent to overwrite it.
     type: list
     elements: str
     default: []

@@ -529,8 +529,8 @@ def measure(params, values, fio, result, report=None):
                 try:
                     measured.append(sweep_point(parsed, depth))
                 except ValueError as exc:
-                    raise SweepFailed('%s (run %d of %d); fio stderr: %s' % (exc, repeat + 1, repeats,
-                                                                            stderr.strip()))
+                    raise SweepFailed('%s (run %d of %d); fio stderr: %s'
+                                      % (exc, repeat + 1, repeats, stderr.strip()))
                 state['seconds'] += wall
                 state['written'] += measured[-1]['io_bytes']
                 state['last'] = measured[-1]['bw_bytes']

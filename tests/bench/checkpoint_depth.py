@@ -67,9 +67,9 @@ def report(res):
     auto, grid = res["auto"], res["grid"]
     print("%-24s %11s %10s %7s %10s %10s" % ("depth search", "aggregate", "per rank", "noise", "MiB", "seconds"))
     for name, row in (("auto (stops at plateau)", auto), ("exhaustive grid", grid)):
-        print("%-24s %11d %10d %6.0f%% %10.1f %10.1f" % (name, row["knee"]["knee"], row["knee"]["per_rank"],
-                                                        row["knee"]["noise"] * 100, mib(row["bytes_written"]),
-                                                        row["seconds"]))
+        print("%-24s %11d %10d %6.0f%% %10.1f %10.1f" % (
+            name, row["knee"]["knee"], row["knee"]["per_rank"], row["knee"]["noise"] * 100,
+            mib(row["bytes_written"]), row["seconds"]))
     share = rows[1][1][0] / rows[2][1][0]
     print("auto / grid: bytes %.2f, seconds %.2f; auto-depth write / grid-best write %.3f (want >= %.2f)" % (
         auto["bytes_written"] / float(grid["bytes_written"]), auto["seconds"] / grid["seconds"], share, GRID_SHARE))
