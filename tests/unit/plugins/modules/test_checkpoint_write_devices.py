@@ -15,7 +15,7 @@ import pytest
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import checkpoint_job, checkpoint_write
 
-from helpers import module_args, run_fio_module
+from helpers import module_args, require_tool, run_fio_module
 
 MIB = 1024 * 1024
 
@@ -29,7 +29,8 @@ def loops(tmp_path):
             image = tmp_path / ('disk%d.img' % index)
             with open(str(image), 'wb') as handle:
                 handle.truncate(64 * MIB)
-            devices.append(subprocess.check_output(['losetup', '--find', '--show', '--direct-io=on', str(image)],
+            devices.append(subprocess.check_output([require_tool("losetup"), "--find", "--show", "--direct-io=on",
+                                                    str(image)],
                                                    universal_newlines=True).strip())
         yield devices
     finally:
@@ -77,7 +78,7 @@ def test_a_device_not_named_in_force_devices_is_refused_untouched(loops, capsys)
 
 
 def test_a_device_with_a_signature_is_refused(loops, capsys):
-    subprocess.check_call(['mkswap', '-q', loops[1]])
+    subprocess.check_call([require_tool('mkswap'), '-q', loops[1]])
     rc, out = run(capsys, devices=loops, force_devices=loops, ranks=2, shard_size='8M')
     assert rc == 1 and '/dev/%s is not blank: it carries swap signature' % names(loops)[1] in out['msg'], out
     assert region(loops[0], 0) == b'\0' * 4096
@@ -99,10 +100,10 @@ def test_two_paths_to_one_device_a_file_and_a_small_device_are_refused(loops, tm
 
 
 def test_a_mounted_device_is_refused(loops, tmp_path, capsys):
-    subprocess.check_call(['mkfs.ext4', '-q', '-F', loops[0]])
+    subprocess.check_call([require_tool('mkfs.ext4'), '-q', '-F', loops[0]])
     mnt = tmp_path / 'mnt'
     mnt.mkdir()
-    subprocess.check_call(['mount', loops[0], str(mnt)])
+    subprocess.check_call([require_tool('mount'), loops[0], str(mnt)])
     try:
         rc, out = run(capsys, devices=[loops[0]], force_devices=loops, ranks=1, shard_size='8M')
     finally:
