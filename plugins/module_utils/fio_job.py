@@ -71,12 +71,17 @@ def job_dir(job_id, store=JOB_STORE):
     return os.path.join(store, job_id)
 
 
-def start(argv, record, timeout, label=None, store=JOB_STORE):
-    """Start ``argv`` detached under ``timeout`` seconds; return the job id. ``record``: what the poll needs."""
+def _new_job(label, store):
+    """A new job folder in the (checked) store, made with mkdtemp: (path, job id)."""
     ensure_store(store)
     prefix = re.sub(r'[^A-Za-z0-9_-]', '_', label or 'job')[:32] + '.'
     path = tempfile.mkdtemp(prefix=prefix, dir=store)
-    job_id = os.path.basename(path)
+    return path, os.path.basename(path)
+
+
+def start(argv, record, timeout, label=None, store=JOB_STORE):
+    """Start ``argv`` detached under ``timeout`` seconds; return the job id. ``record``: what the poll needs."""
+    path, job_id = _new_job(label, store)
     files = dict((name, os.path.join(path, name)) for name in ('stdout', 'stderr', 'rc'))
     doc = dict(record, job_id=job_id, argv=list(argv), timeout=int(timeout), started=time.time(), session=None)
     command = ['timeout', '--kill-after=%d' % KILL_GRACE_S, str(int(timeout))] + list(argv)
@@ -103,10 +108,7 @@ def start_call(func, record, label=None, store=JOB_STORE):
     job's progress document (:func:`call_progress`). For work that runs several fio processes one after the
     other in Python (the queue-depth sweep); each of them must bound itself (there is no overall timeout), and
     :func:`cancel` ends the process (SIGTERM runs its cleanup) and the fio it runs."""
-    ensure_store(store)
-    prefix = re.sub(r'[^A-Za-z0-9_-]', '_', label or 'job')[:32] + '.'
-    path = tempfile.mkdtemp(prefix=prefix, dir=store)
-    job_id = os.path.basename(path)
+    path, job_id = _new_job(label, store)
     doc = dict(record, job_id=job_id, timeout=None, started=time.time(), session=None, call=True)
     write_progress(os.path.join(path, 'job.json'), doc)
     pid = os.fork()

@@ -79,3 +79,13 @@ def run_fio_module(capsys, main, params):
         with pytest.raises(SystemExit) as exc:
             main()
     return exc.value.code, json.loads(capsys.readouterr().out)
+
+
+def poll_job(capsys, store, job_id, **params):
+    """(exit code, JSON result) of one checkpoint_job poll of ``job_id`` in ``store``."""
+    from ansible_collections.ai_storage.checkpoint_io.plugins.modules import checkpoint_job
+    params.update(job_id=job_id, job_store=store)
+    with module_args(params):
+        with pytest.raises(SystemExit) as exc:
+            checkpoint_job.main()
+    return exc.value.code, json.loads(capsys.readouterr().out)

@@ -16,9 +16,9 @@ import time
 import pytest
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job
-from ansible_collections.ai_storage.checkpoint_io.plugins.modules import checkpoint_job, checkpoint_write
+from ansible_collections.ai_storage.checkpoint_io.plugins.modules import checkpoint_write
 
-from helpers import fio_capabilities, module_args, run_fio_module
+from helpers import fio_capabilities, poll_job, run_fio_module
 
 MIB = 1024 * 1024
 
@@ -39,12 +39,7 @@ def start(capsys, store, **params):
 
 
 def poll(capsys, store, job_id, **params):
-    import json
-    params.update(job_id=job_id, job_store=store)
-    with module_args(params):
-        with pytest.raises(SystemExit) as exc:
-            checkpoint_job.main()
-    return exc.value.code, json.loads(capsys.readouterr().out)
+    return poll_job(capsys, store, job_id, **params)
 
 
 def wait_done(capsys, store, job_id, limit=60):

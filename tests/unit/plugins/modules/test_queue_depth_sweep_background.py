@@ -7,15 +7,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import os
 import time
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.modules import checkpoint_job, queue_depth_sweep
+from ansible_collections.ai_storage.checkpoint_io.plugins.modules import queue_depth_sweep
 
-from helpers import fio_capabilities, module_args, run_fio_module
+from helpers import fio_capabilities, poll_job, run_fio_module
 
 MIB = 1024 * 1024
 
@@ -31,11 +30,7 @@ def start(capsys, store, **params):
 
 
 def poll(capsys, store, job_id, **params):
-    params.update(job_id=job_id, job_store=store)
-    with module_args(params):
-        with pytest.raises(SystemExit) as exc:
-            checkpoint_job.main()
-    return exc.value.code, json.loads(capsys.readouterr().out)
+    return poll_job(capsys, store, job_id, **params)
 
 
 def follow(capsys, store, job_id, limit=120):
