@@ -198,7 +198,8 @@ def layout_argv(fio_path, filename, scratch_bytes, block_size, ioengine, direct)
     return argv
 
 
-def sweep_argv(fio_path, filename, depth, scratch_bytes, io_bytes, block_size, ioengine, runtime, direct):
+def sweep_argv(fio_path, filename, depth, scratch_bytes, io_bytes, block_size, ioengine, runtime, direct,
+               ramp=0):
     """fio argv of one sweep point: sequential writes over the scratch file(s) at ``depth``.
 
     ``--runtime`` without ``time_based``: the point ends after ``runtime``
@@ -206,11 +207,16 @@ def sweep_argv(fio_path, filename, depth, scratch_bytes, io_bytes, block_size, i
     file), whichever comes first. With a list of files, one stream per file
     writes at once (the checkpoint's shape: one per rank, each at ``depth``),
     ``io_bytes`` and ``scratch_bytes`` per stream, reported as one group.
+    ``ramp`` > 0: ``--ramp_time``, seconds written before fio measures (the
+    queue filling, a drive's write buffer or burst allowance spent); they
+    count towards ``io_bytes`` (measured with fio 3.33) but not in its report.
     """
     files = _files(filename)
     common = ["--rw=write", "--bs=%d" % block_size, "--size=%d" % scratch_bytes, "--io_size=%d" % io_bytes,
               "--runtime=%d" % runtime, "--iodepth=%d" % depth, "--ioengine=%s" % ioengine,
               "--direct=%d" % int(bool(direct))]
+    if ramp:
+        common.append("--ramp_time=%d" % ramp)
     if len(files) == 1:
         return [fio_path, "--output-format=json", "--name=qd%d" % depth,
                 "--filename=%s" % fio_filename(files[0])] + common
@@ -330,15 +336,26 @@ def outcome_result(result, layout, outcome, timeout):
     return result, None
 
 
-def sweep_point(parsed, depth):
-    """One curve point ``{depth, bw_bytes, p99_ns, mean_ns, io_bytes, seconds}`` from one sweep run."""
+def sweep_point(parsed, depth, ramp=0, io_limit=None):
+    """One curve point ``{depth, bw_bytes, p99_ns, mean_ns, io_bytes, ramp_bytes, seconds}`` from one sweep run.
+
+    ``io_bytes``: what fio measured. ``ramp_bytes``: what the ``ramp`` seconds
+    before it wrote, which fio does not report: estimated at the measured
+    bandwidth, and never more than ``io_limit`` (the run's ``io_size``, all
+    streams) less ``io_bytes``; 0 without a ramp.
+    """
     errors = job_errors(parsed, 1)
     if errors:
         raise ValueError("depth %d: %s" % (depth, "; ".join(errors)))
     job = parsed["jobs"][0]
     write = job["write"]
-    return {"depth": depth, "bw_bytes": write.get("bw_bytes") or 0, "p99_ns": write.get("clat_p99_ns"),
-            "mean_ns": write.get("lat_mean_ns"), "io_bytes": write["io_bytes"], "seconds": _seconds(job)}
+    bw = write.get("bw_bytes") or 0
+    ramp_bytes = int(bw * ramp) if ramp else 0
+    if ramp_bytes and io_limit is not None:
+        ramp_bytes = max(0, min(ramp_bytes, io_limit - write["io_bytes"]))
+    return {"depth": depth, "bw_bytes": bw, "p99_ns": write.get("clat_p99_ns"),
+            "mean_ns": write.get("lat_mean_ns"), "io_bytes": write["io_bytes"], "ramp_bytes": ramp_bytes,
+            "seconds": _seconds(job)}
 
 
 def check_depths(depths):

@@ -13,6 +13,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import time
+
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import (
     block_facts,
     deepspeed_facts,
@@ -71,9 +73,11 @@ def gather_facts(ctx, params):
         ('gds', lambda: gds_facts.collect(ctx, job_dirs=params.get('gds_job_dirs') or [])),
         ('deepspeed', lambda: deepspeed_facts.collect(ctx, params.get('deepspeed_configs') or [])),
     )
+    facts['gathered_at'] = {}
     for name, collector in collectors:
         if name in subsets:
             facts[name] = _guarded(name, collector)
+            facts['gathered_at'][name] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
     return facts
 
 

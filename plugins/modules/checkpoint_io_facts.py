@@ -143,6 +143,16 @@ options:
       - Root of the configuration directory (passwd, group, security/limits.conf, cufile.json). For tests only.
     type: path
     default: /etc
+  merge:
+    description:
+      - Merge the sections gathered into the host's current C(ansible_facts.checkpoint_io) (the action plugin of
+        the same name does it on the controller): a gather of V([xfs]) refreshes C(xfs) and keeps C(nvme),
+        C(block) and the others from earlier gathers, each with its time in C(gathered_at).
+      - V(false) replaces the whole fact with the sections of this gather.
+      - Facts of another C(schema_version) are never merged in.
+    type: bool
+    default: true
+    version_added: 0.2.0
 seealso:
   - name: NVIDIA GPUDirect Storage configuration guide
     description: cufile.json properties, compatibility mode and gdscheck.
@@ -198,11 +208,26 @@ ansible_facts:
           type: int
           sample: 1
         gather_subset:
-          description: Sections gathered, after resolving V(all) and exclusions.
+          description:
+            - Sections present, after resolving V(all) and exclusions; with O(merge=true), those of earlier
+              gathers on the host too.
           returned: always
           type: list
           elements: str
           sample: [nvme, block, thermal, io_uring, xfs, gds, deepspeed]
+        last_gather_subset:
+          description: Sections this gather refreshed (with O(merge=true); the others were kept).
+          returned: with O(merge=true)
+          type: list
+          elements: str
+          sample: [xfs]
+          version_added: 0.2.0
+        gathered_at:
+          description: When each present section was gathered, UTC, ISO 8601, by the node's clock.
+          returned: always
+          type: dict
+          sample: {nvme: '2026-12-01T20:31:02Z', xfs: '2026-12-01T20:33:40Z'}
+          version_added: 0.2.0
         nvme:
           description: NVMe controllers and namespaces.
           returned: when nvme is gathered
@@ -1410,6 +1435,7 @@ def argument_spec():
         procfs_root=dict(type='path', default='/proc'),
         devfs_root=dict(type='path', default='/dev'),
         etc_root=dict(type='path', default='/etc'),
+        merge=dict(type='bool', default=True),
     )
 
 

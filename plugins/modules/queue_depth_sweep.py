@@ -16,8 +16,11 @@ description:
     fsynced), then measures the queue depths of O(depths), in ascending order, in the checkpoint's shape -
     O(ranks) streams at once (one scratch file each), each writing sequentially with O(block_size) requests,
     O_DIRECT, at that depth, so O(depths) are per-rank depths and the volume sees O(ranks) x depth in flight.
-    Each run ends after O(runtime_per_point) seconds or O(size_per_point) bytes (all streams together),
-    whichever comes first; each depth is measured O(repeats) times and reported as the median with its spread.
+    Each run first writes O(ramp_per_point) seconds unmeasured (fio C(ramp_time): the queue fills and a
+    drive's write buffer or burst allowance is spent, so a short run does not report a start-up burst as the
+    depth's bandwidth), then ends after O(runtime_per_point) measured seconds or O(size_per_point) bytes (all
+    streams together, the ramp's included), whichever comes first; each depth is measured O(repeats) times
+    and reported as the median with its spread.
   - The chosen depth is the smallest whose median bandwidth is within the noise of the best median (the noise is
     the larger spread of the two points' repeats, at least 1 - O(fraction), so one noisy run cannot decide and
     a depth is not given up for a gain the repeats cannot tell apart). RV(knee) reports it (as an aggregate depth),
@@ -99,6 +102,19 @@ options:
       - Most seconds one run of a depth is measured (fio C(runtime)), 1 or more.
     type: int
     default: 3
+  ramp_per_point:
+    description:
+      - Seconds each run writes before fio measures (fio C(ramp_time)), 0 to 3600; 0 measures from the first
+        request. For volumes whose drives absorb a burst (a write buffer, a rate limiter's bucket) that a short
+        run would report as the depth's bandwidth.
+      - The ramp's bytes count towards O(size_per_point) and RV(bytes_written) (estimated at the run's measured
+        bandwidth: fio does not report them) and its seconds towards RV(seconds). A run that measured nothing
+        is repeated (fio now and then ends a ramped run without measuring), at most 3 tries; then the sweep fails
+        naming both values, since a run that writes all of O(size_per_point) within the ramp measures nothing:
+        keep O(size_per_point) well above O(ramp_per_point) x the volume's bandwidth.
+    type: int
+    default: 0
+    version_added: 0.2.0
   size_per_point:
     description:
       - Most bytes one run of a depth writes, all streams together (fio C(io_size) per stream, wrapping over its
@@ -229,7 +245,7 @@ curve:
   elements: dict
   sample: [{depth: 1, aggregate_depth: 8, bw_bytes: 1100000000, bw_min: 1080000000, bw_max: 1120000000,
             spread: 0.036, repeats: [1080000000, 1100000000, 1120000000], p99_ns: 1400000, mean_ns: 950000,
-            io_bytes: 9900000000, seconds: 9.0}]
+            io_bytes: 9900000000, ramp_bytes: 3300000000, seconds: 9.0}]
   contains:
     depth:
       description: fio C(iodepth), per stream.
@@ -269,11 +285,23 @@ curve:
       type: float
       returned: always
     io_bytes:
-      description: Bytes written at this depth, all runs.
+      description: Bytes written and measured at this depth, all runs (the ramps not included).
       type: int
       returned: always
+    ramp_bytes:
+      description: Bytes written in the ramps of this depth's runs, all runs (estimated at each run's measured
+        bandwidth; fio does not report them), a repeated run that measured nothing counted as one more ramp; 0
+        with O(ramp_per_point=0).
+      type: int
+      returned: always
+      version_added: 0.2.0
+    empty_runs:
+      description: Ramped runs of this depth that measured nothing and were repeated (absent when none).
+      type: int
+      returned: when a ramped run was repeated
+      version_added: 0.2.0
     seconds:
-      description: fio runtime of all runs of the point.
+      description: fio runtime of all runs of the point (measured seconds, the ramps not included).
       type: float
       returned: always
 knee:
@@ -293,7 +321,7 @@ per_rank_depth:
   type: int
   sample: 8
 bytes_written:
-  description: Bytes written by the sweep, the scratch layout included.
+  description: Bytes written by the sweep, the scratch layout and the ramps (estimated, see O(ramp_per_point)) included.
   returned: success
   type: int
   sample: 12884901888
@@ -385,6 +413,15 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.repeats i
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
 
 
+RAMP_TRIES = 3
+
+
+def measured_bytes(parsed):
+    """The bytes fio measured in a sweep run's first job (0 when it reports none)."""
+    jobs = parsed.get('jobs') or [{}]
+    return (jobs[0].get('write') or {}).get('io_bytes') or 0
+
+
 def median_point(measured, depth, ranks):
     """One curve point from the repeats of a depth: medians, the bandwidth's spread, the runs' totals."""
     bws = [m['bw_bytes'] for m in measured]
@@ -396,6 +433,7 @@ def median_point(measured, depth, ranks):
     return {'depth': depth, 'aggregate_depth': depth * ranks, 'bw_bytes': int(stats['median']),
             'bw_min': stats['min'], 'bw_max': stats['max'], 'spread': stats['spread'], 'repeats': bws,
             'p99_ns': mid('p99_ns'), 'mean_ns': mid('mean_ns'), 'io_bytes': sum(m['io_bytes'] for m in measured),
+            'ramp_bytes': sum(m.get('ramp_bytes', 0) for m in measured),
             'seconds': round(sum(m['seconds'] for m in measured), 3)}
 
 
@@ -407,6 +445,7 @@ def argument_spec():
         ioengine=dict(type='str', choices=list(IOENGINES), default='io_uring'),
         direct=dict(type='bool', default=True),
         runtime_per_point=dict(type='int', default=3),
+        ramp_per_point=dict(type='int', default=0),
         size_per_point=dict(type='raw', default='1G'),
         scratch_size=dict(type='raw', default='1G'),
         free_space_margin=dict(type='float', default=0.1),
@@ -432,6 +471,7 @@ def validate(module, params, result):
             block_size=block_size_bytes(params['block_size']),
             depths=check_depths(params['depths']),
             runtime=int_in_range(params['runtime_per_point'], 'runtime_per_point', 1),
+            ramp=int_in_range(params['ramp_per_point'], 'ramp_per_point', 0, 3600),
             io_bytes=parse_size(params['size_per_point'], 'size_per_point'),
             scratch=parse_size(params['scratch_size'], 'scratch_size'),
         )
@@ -521,21 +561,42 @@ def measure(params, values, fio, result, report=None):
         version = parsed['fio_version']
         for depth in values['depths']:
             argv = sweep_argv(fio, scratch, depth, values['stream_scratch'], values['stream_io'], bs, engine,
-                              values['runtime'], direct)
+                              values['runtime'], direct, values['ramp'])
             measured = []
+            empty = 0  # ramped runs that measured nothing: they wrote about a ramp's bytes each
             for repeat in range(repeats):
                 tell(depth, repeat + 1)
-                parsed, stderr, wall = run(argv, 'depth %d, run %d of %d' % (depth, repeat + 1, repeats))
+                what = 'depth %d, run %d of %d' % (depth, repeat + 1, repeats)
+                parsed, stderr, wall = run(argv, what)
+                # fio 3.33 now and then ends a ramped run without measuring anything (measured: 1 run in 6 of 1 s
+                # ramp + 2 s); such a run is repeated, at most RAMP_TRIES times in all.
+                tries = 1
+                while values['ramp'] and not measured_bytes(parsed):
+                    if tries == RAMP_TRIES:
+                        raise SweepFailed('%s: nothing was measured after ramp_per_point %d s in %d tries: '
+                                          'size_per_point %s (all streams, the ramp included) may be written '
+                                          'within the ramp; raise it above ramp_per_point x the volume\'s '
+                                          'bandwidth, or lower ramp_per_point'
+                                          % (what, values['ramp'], tries, params['size_per_point']))
+                    state['seconds'] += wall
+                    tries += 1
+                    empty += 1
+                    parsed, stderr, wall = run(argv, '%s (try %d)' % (what, tries))
                 try:
-                    measured.append(sweep_point(parsed, depth))
+                    measured.append(sweep_point(parsed, depth, values['ramp'], values['stream_io'] * ranks))
                 except ValueError as exc:
                     raise SweepFailed('%s (run %d of %d); fio stderr: %s'
                                       % (exc, repeat + 1, repeats, stderr.strip()))
                 state['seconds'] += wall
-                state['written'] += measured[-1]['io_bytes']
+                state['written'] += measured[-1]['io_bytes'] + measured[-1]['ramp_bytes']
                 state['last'] = measured[-1]['bw_bytes']
             runs.append({'depth': depth, 'bw': [m['bw_bytes'] for m in measured]})
             curve.append(median_point(measured, depth, ranks))
+            if empty:
+                extra = empty * int(median([m['ramp_bytes'] for m in measured], 'ramp_bytes'))
+                curve[-1]['ramp_bytes'] += extra
+                curve[-1]['empty_runs'] = empty
+                state['written'] += extra
             if not params['exhaustive'] and plateau_reached([p['bw_bytes'] for p in curve], params['plateau_gain'],
                                                             params['plateau_points']):
                 break

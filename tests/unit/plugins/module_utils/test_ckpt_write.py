@@ -167,7 +167,23 @@ def test_reduce_write_refuses_job_errors_and_missing_jobs():
 def test_sweep_point_on_a_real_run():
     point = cw.sweep_point(parse_fio_json(fixture('fio', SWEEP_RUN)), 4)
     assert point == {'depth': 4, 'bw_bytes': 1525201454, 'p99_ns': 4423680, 'mean_ns': pytest.approx(2549775.125),
-                     'io_bytes': 32 * MIB, 'seconds': 0.022}
+                     'io_bytes': 32 * MIB, 'ramp_bytes': 0, 'seconds': 0.022}
+
+
+def test_sweep_point_ramp_bytes_estimated_and_bounded():
+    parsed = parse_fio_json(fixture('fio', SWEEP_RUN))
+    # 1525201454 B/s for a 1 s ramp would be 1.4 GiB; the run's io_size (48 MiB) less the 32 MiB measured bounds it.
+    assert cw.sweep_point(parsed, 4, 1, 48 * MIB)['ramp_bytes'] == 16 * MIB
+    assert cw.sweep_point(parsed, 4, 1)['ramp_bytes'] == 1525201454
+    assert cw.sweep_point(parsed, 4, 1, 32 * MIB)['ramp_bytes'] == 0
+
+
+def test_sweep_argv_with_a_ramp():
+    argv = cw.sweep_argv('fio', ['/mnt/c/a', '/mnt/c/b'], 4, 16 * MIB, 32 * MIB, MIB, 'io_uring', 3, True, 2)
+    assert argv[:11] == ['fio', '--output-format=json', '--rw=write', '--bs=1048576', '--size=16777216',
+                         '--io_size=33554432', '--runtime=3', '--iodepth=4', '--ioengine=io_uring', '--direct=1',
+                         '--ramp_time=2']
+    assert '--ramp_time=2' not in cw.sweep_argv('fio', '/s', 4, MIB, MIB, MIB, 'io_uring', 3, True, 0) + ['x']
 
 
 # ------------------------------------------------------------------ plateau / early stop
