@@ -4,7 +4,7 @@
 # role, io_uring, block layer, xfs volume, DeepSpeed aio with queue_depth auto, the checkpoint-write
 # verification), print its summary, check what it reports against the drive model, stop the node.
 #   LAB_DEMO_PROFILE=starved (default): drives with a knee at depth 16 each (knee16: 160 ms per 1 MiB request,
-#     75 MiB/s), one rank: DeepSpeed's default queue_depth 8 leaves the array (knee 2 x 12 MiB in flight) starved,
+#     60 MiB/s), one rank: DeepSpeed's default queue_depth 8 leaves the array (knee 2 x 9.6 MiB in flight) starved,
 #     as on real multi-drive arrays; the tuning must find the depth (>= 1.5 x before, >= 0.9 x the ceiling).
 #   LAB_DEMO_PROFILE=saturated: drives with a knee at depth 2 (knee2), two ranks: the default depth already
 #     saturates them; the tuning must not claim a gain (after/before within the spread of 1.0) and lowers p99.

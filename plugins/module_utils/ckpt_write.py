@@ -207,22 +207,34 @@ def sweep_argv(fio_path, filename, depth, scratch_bytes, io_bytes, block_size, i
     file), whichever comes first. With a list of files, one stream per file
     writes at once (the checkpoint's shape: one per rank, each at ``depth``),
     ``io_bytes`` and ``scratch_bytes`` per stream, reported as one group.
-    ``ramp`` > 0: ``--ramp_time``, seconds written before fio measures (the
-    queue filling, a drive's write buffer or burst allowance spent); they
-    count towards ``io_bytes`` (measured with fio 3.33) but not in its report.
+    ``ramp`` > 0: first a ramp group (jobs ``ramp<depth>_rank<n>``, the same
+    streams for ``ramp`` seconds or ``io_bytes``), then, after a stonewall,
+    the measured group (``qd<depth>_rank<n>``), in one fio process, so a
+    drive's burst allowance or write buffer is spent before the measured
+    writes start (fio's own ``ramp_time`` is not used: fio 3.33 now and then
+    ends a ramped job with nothing or a fraction of the runtime measured).
     """
     files = _files(filename)
-    common = ["--rw=write", "--bs=%d" % block_size, "--size=%d" % scratch_bytes, "--io_size=%d" % io_bytes,
-              "--runtime=%d" % runtime, "--iodepth=%d" % depth, "--ioengine=%s" % ioengine,
-              "--direct=%d" % int(bool(direct))]
-    if ramp:
-        common.append("--ramp_time=%d" % ramp)
-    if len(files) == 1:
-        return [fio_path, "--output-format=json", "--name=qd%d" % depth,
-                "--filename=%s" % fio_filename(files[0])] + common
-    argv = [fio_path, "--output-format=json"] + common + ["--group_reporting"]
+    layout = ["--rw=write", "--bs=%d" % block_size, "--size=%d" % scratch_bytes]
+    bounds = ["--io_size=%d" % io_bytes, "--runtime=%d" % runtime]
+    engine = ["--iodepth=%d" % depth, "--ioengine=%s" % ioengine, "--direct=%d" % int(bool(direct))]
+    if not ramp:
+        if len(files) == 1:
+            return [fio_path, "--output-format=json", "--name=qd%d" % depth,
+                    "--filename=%s" % fio_filename(files[0])] + layout + bounds + engine
+        argv = [fio_path, "--output-format=json"] + layout + bounds + engine + ["--group_reporting"]
+        for index, path in enumerate(files):
+            argv.extend(["--name=qd%d_rank%d" % (depth, index), "--filename=%s" % fio_filename(path)])
+        return argv
+    argv = [fio_path, "--output-format=json"] + layout + engine + ["--group_reporting"]
     for index, path in enumerate(files):
-        argv.extend(["--name=qd%d_rank%d" % (depth, index), "--filename=%s" % fio_filename(path)])
+        argv.extend(["--name=ramp%d_rank%d" % (depth, index), "--filename=%s" % fio_filename(path),
+                     "--io_size=%d" % io_bytes, "--runtime=%d" % ramp])
+    for index, path in enumerate(files):
+        argv.append("--name=qd%d_rank%d" % (depth, index))
+        if index == 0:
+            argv.extend(["--stonewall", "--new_group"])
+        argv.extend(["--filename=%s" % fio_filename(path)] + bounds)
     return argv
 
 
@@ -336,24 +348,20 @@ def outcome_result(result, layout, outcome, timeout):
     return result, None
 
 
-def sweep_point(parsed, depth, ramp=0, io_limit=None):
+def sweep_point(parsed, depth, ramp=0):
     """One curve point ``{depth, bw_bytes, p99_ns, mean_ns, io_bytes, ramp_bytes, seconds}`` from one sweep run.
 
-    ``io_bytes``: what fio measured. ``ramp_bytes``: what the ``ramp`` seconds
-    before it wrote, which fio does not report: estimated at the measured
-    bandwidth, and never more than ``io_limit`` (the run's ``io_size``, all
-    streams) less ``io_bytes``; 0 without a ramp.
+    ``io_bytes`` and ``seconds``: the measured group's. ``ramp_bytes``: what the
+    ramp group (``ramp`` > 0, see :func:`sweep_argv`) wrote before it; 0 without.
     """
-    errors = job_errors(parsed, 1)
+    errors = job_errors(parsed, 2 if ramp else 1)
     if errors:
         raise ValueError("depth %d: %s" % (depth, "; ".join(errors)))
-    job = parsed["jobs"][0]
+    jobs = parsed["jobs"]
+    job = jobs[-1]
     write = job["write"]
-    bw = write.get("bw_bytes") or 0
-    ramp_bytes = int(bw * ramp) if ramp else 0
-    if ramp_bytes and io_limit is not None:
-        ramp_bytes = max(0, min(ramp_bytes, io_limit - write["io_bytes"]))
-    return {"depth": depth, "bw_bytes": bw, "p99_ns": write.get("clat_p99_ns"),
+    ramp_bytes = jobs[0]["write"]["io_bytes"] if ramp else 0
+    return {"depth": depth, "bw_bytes": write.get("bw_bytes") or 0, "p99_ns": write.get("clat_p99_ns"),
             "mean_ns": write.get("lat_mean_ns"), "io_bytes": write["io_bytes"], "ramp_bytes": ramp_bytes,
             "seconds": _seconds(job)}
 

@@ -16,11 +16,11 @@ description:
     fsynced), then measures the queue depths of O(depths), in ascending order, in the checkpoint's shape -
     O(ranks) streams at once (one scratch file each), each writing sequentially with O(block_size) requests,
     O_DIRECT, at that depth, so O(depths) are per-rank depths and the volume sees O(ranks) x depth in flight.
-    Each run first writes O(ramp_per_point) seconds unmeasured (fio C(ramp_time): the queue fills and a
+    Each run first writes O(ramp_per_point) seconds unmeasured when that is above 0 (the queue fills and a
     drive's write buffer or burst allowance is spent, so a short run does not report a start-up burst as the
     depth's bandwidth), then ends after O(runtime_per_point) measured seconds or O(size_per_point) bytes (all
-    streams together, the ramp's included), whichever comes first; each depth is measured O(repeats) times
-    and reported as the median with its spread.
+    streams together), whichever comes first; each depth is measured O(repeats) times and reported as the
+    median with its spread.
   - The chosen depth is the smallest whose median bandwidth is within the noise of the best median (the noise is
     the larger spread of the two points' repeats, at least 1 - O(fraction), so one noisy run cannot decide and
     a depth is not given up for a gain the repeats cannot tell apart). RV(knee) reports it (as an aggregate depth),
@@ -104,14 +104,14 @@ options:
     default: 3
   ramp_per_point:
     description:
-      - Seconds each run writes before fio measures (fio C(ramp_time)), 0 to 3600; 0 measures from the first
-        request. For volumes whose drives absorb a burst (a write buffer, a rate limiter's bucket) that a short
-        run would report as the depth's bandwidth.
-      - The ramp's bytes count towards O(size_per_point) and RV(bytes_written) (estimated at the run's measured
-        bandwidth: fio does not report them) and its seconds towards RV(seconds). A run that measured nothing
-        is repeated (fio now and then ends a ramped run without measuring), at most 3 tries; then the sweep fails
-        naming both values, since a run that writes all of O(size_per_point) within the ramp measures nothing:
-        keep O(size_per_point) well above O(ramp_per_point) x the volume's bandwidth.
+      - Seconds each run writes before the measured writes start, 0 to 3600; 0 measures from the first request.
+        For volumes whose drives absorb a burst (a write buffer, a rate limiter's bucket) that a short run would
+        report as the depth's bandwidth.
+      - The ramp is a first group of the same streams in the same fio process (O(ramp_per_point) seconds or
+        O(size_per_point) bytes, whichever comes first), the measured group starts when it ends (the queue
+        drains once between them); its bytes count in RV(bytes_written) and RV(curve[].ramp_bytes), its
+        seconds in RV(seconds). fio's own C(ramp_time) is not used, since fio 3.33 now and then ends a ramped
+        job with nothing or part of the runtime measured (seen on this collection's test hosts).
     type: int
     default: 0
     version_added: 0.2.0
@@ -289,16 +289,10 @@ curve:
       type: int
       returned: always
     ramp_bytes:
-      description: Bytes written in the ramps of this depth's runs, all runs (estimated at each run's measured
-        bandwidth; fio does not report them), a repeated run that measured nothing counted as one more ramp; 0
+      description: Bytes written in the ramps of this depth's runs, all runs (fio's report of the ramp group); 0
         with O(ramp_per_point=0).
       type: int
       returned: always
-      version_added: 0.2.0
-    empty_runs:
-      description: Ramped runs of this depth that measured nothing and were repeated (absent when none).
-      type: int
-      returned: when a ramped run was repeated
       version_added: 0.2.0
     seconds:
       description: fio runtime of all runs of the point (measured seconds, the ramps not included).
@@ -321,7 +315,7 @@ per_rank_depth:
   type: int
   sample: 8
 bytes_written:
-  description: Bytes written by the sweep, the scratch layout and the ramps (estimated, see O(ramp_per_point)) included.
+  description: Bytes written by the sweep, the scratch layout and the ramps included.
   returned: success
   type: int
   sample: 12884901888
@@ -411,15 +405,6 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.repeats i
     summary,
 )
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
-
-
-RAMP_TRIES = 3
-
-
-def measured_bytes(parsed):
-    """The bytes fio measured in a sweep run's first job (0 when it reports none)."""
-    jobs = parsed.get('jobs') or [{}]
-    return (jobs[0].get('write') or {}).get('io_bytes') or 0
 
 
 def median_point(measured, depth, ranks):
@@ -563,27 +548,11 @@ def measure(params, values, fio, result, report=None):
             argv = sweep_argv(fio, scratch, depth, values['stream_scratch'], values['stream_io'], bs, engine,
                               values['runtime'], direct, values['ramp'])
             measured = []
-            empty = 0  # ramped runs that measured nothing: they wrote about a ramp's bytes each
             for repeat in range(repeats):
                 tell(depth, repeat + 1)
-                what = 'depth %d, run %d of %d' % (depth, repeat + 1, repeats)
-                parsed, stderr, wall = run(argv, what)
-                # fio 3.33 now and then ends a ramped run without measuring anything (measured: 1 run in 6 of 1 s
-                # ramp + 2 s); such a run is repeated, at most RAMP_TRIES times in all.
-                tries = 1
-                while values['ramp'] and not measured_bytes(parsed):
-                    if tries == RAMP_TRIES:
-                        raise SweepFailed('%s: nothing was measured after ramp_per_point %d s in %d tries: '
-                                          'size_per_point %s (all streams, the ramp included) may be written '
-                                          'within the ramp; raise it above ramp_per_point x the volume\'s '
-                                          'bandwidth, or lower ramp_per_point'
-                                          % (what, values['ramp'], tries, params['size_per_point']))
-                    state['seconds'] += wall
-                    tries += 1
-                    empty += 1
-                    parsed, stderr, wall = run(argv, '%s (try %d)' % (what, tries))
+                parsed, stderr, wall = run(argv, 'depth %d, run %d of %d' % (depth, repeat + 1, repeats))
                 try:
-                    measured.append(sweep_point(parsed, depth, values['ramp'], values['stream_io'] * ranks))
+                    measured.append(sweep_point(parsed, depth, values['ramp']))
                 except ValueError as exc:
                     raise SweepFailed('%s (run %d of %d); fio stderr: %s'
                                       % (exc, repeat + 1, repeats, stderr.strip()))
@@ -592,11 +561,6 @@ def measure(params, values, fio, result, report=None):
                 state['last'] = measured[-1]['bw_bytes']
             runs.append({'depth': depth, 'bw': [m['bw_bytes'] for m in measured]})
             curve.append(median_point(measured, depth, ranks))
-            if empty:
-                extra = empty * int(median([m['ramp_bytes'] for m in measured], 'ramp_bytes'))
-                curve[-1]['ramp_bytes'] += extra
-                curve[-1]['empty_runs'] = empty
-                state['written'] += extra
             if not params['exhaustive'] and plateau_reached([p['bw_bytes'] for p in curve], params['plateau_gain'],
                                                             params['plateau_points']):
                 break

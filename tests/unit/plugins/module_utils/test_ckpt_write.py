@@ -170,20 +170,29 @@ def test_sweep_point_on_a_real_run():
                      'io_bytes': 32 * MIB, 'ramp_bytes': 0, 'seconds': 0.022}
 
 
-def test_sweep_point_ramp_bytes_estimated_and_bounded():
+def test_sweep_point_of_a_ramped_run_reads_the_measured_group():
     parsed = parse_fio_json(fixture('fio', SWEEP_RUN))
-    # 1525201454 B/s for a 1 s ramp would be 1.4 GiB; the run's io_size (48 MiB) less the 32 MiB measured bounds it.
-    assert cw.sweep_point(parsed, 4, 1, 48 * MIB)['ramp_bytes'] == 16 * MIB
-    assert cw.sweep_point(parsed, 4, 1)['ramp_bytes'] == 1525201454
-    assert cw.sweep_point(parsed, 4, 1, 32 * MIB)['ramp_bytes'] == 0
+    ramp = dict(parsed['jobs'][0], jobname='ramp4_rank0', write=dict(parsed['jobs'][0]['write'], io_bytes=5 * MIB,
+                                                                       bw_bytes=1))
+    two = dict(parsed, jobs=[ramp, parsed['jobs'][0]])
+    point = cw.sweep_point(two, 4, 1)
+    assert point['bw_bytes'] == 1525201454 and point['io_bytes'] == 32 * MIB and point['ramp_bytes'] == 5 * MIB
+    with pytest.raises(ValueError) as exc:
+        cw.sweep_point(parsed, 4, 1)
+    assert 'fio reported 1 jobs, 2 expected' in str(exc.value)
 
 
-def test_sweep_argv_with_a_ramp():
+def test_sweep_argv_with_a_ramp_group_then_the_measured_group():
     argv = cw.sweep_argv('fio', ['/mnt/c/a', '/mnt/c/b'], 4, 16 * MIB, 32 * MIB, MIB, 'io_uring', 3, True, 2)
-    assert argv[:11] == ['fio', '--output-format=json', '--rw=write', '--bs=1048576', '--size=16777216',
-                         '--io_size=33554432', '--runtime=3', '--iodepth=4', '--ioengine=io_uring', '--direct=1',
-                         '--ramp_time=2']
-    assert '--ramp_time=2' not in cw.sweep_argv('fio', '/s', 4, MIB, MIB, MIB, 'io_uring', 3, True, 0) + ['x']
+    assert argv == [
+        'fio', '--output-format=json', '--rw=write', '--bs=1048576', '--size=16777216', '--iodepth=4',
+        '--ioengine=io_uring', '--direct=1', '--group_reporting',
+        '--name=ramp4_rank0', '--filename=/mnt/c/a', '--io_size=33554432', '--runtime=2',
+        '--name=ramp4_rank1', '--filename=/mnt/c/b', '--io_size=33554432', '--runtime=2',
+        '--name=qd4_rank0', '--stonewall', '--new_group', '--filename=/mnt/c/a', '--io_size=33554432',
+        '--runtime=3',
+        '--name=qd4_rank1', '--filename=/mnt/c/b', '--io_size=33554432', '--runtime=3']
+    assert not [a for a in cw.sweep_argv('fio', '/s', 4, MIB, MIB, MIB, 'io_uring', 3, True, 0) if 'ramp' in a]
 
 
 # ------------------------------------------------------------------ plateau / early stop

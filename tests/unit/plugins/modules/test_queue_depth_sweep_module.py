@@ -52,57 +52,16 @@ def test_sweep_real_fio(tmp_path, host, capsys):
 
 
 def test_sweep_real_fio_with_a_ramp(tmp_path, host, capsys):
-    """A 1 s ramp before each measured run: fio reports the measured part, the ramp's bytes are added to the total."""
+    """A 1 s ramp group before each measured group, in one fio run: both reported, the ramp's bytes in the total."""
     rc, out = run(capsys, directory=str(tmp_path), depths=[1, 2], runtime_per_point=1, ramp_per_point=1,
-                  size_per_point='4G', scratch_size='8M', exhaustive=True, repeats=1, **host)
+                  size_per_point='4G', scratch_size='8M', exhaustive=True, repeats=1, ranks=2, **host)
     assert rc == 0, out.get('msg')
-    assert all('--ramp_time=1' in argv for argv in out['commands'][1:])
+    assert all('--name=ramp%d_rank1' % d in argv and '--stonewall' in argv
+               for d, argv in zip([1, 2], out['commands'][1:]))
     for point in out['curve']:
-        assert point['io_bytes'] > 0 and 0 < point['ramp_bytes'] <= 4 * 1024 * MIB - point['io_bytes']
+        assert point['io_bytes'] > 0 and point['ramp_bytes'] > 0 and point['bw_bytes'] > 0
     assert out['bytes_written'] == 8 * MIB + sum(p['io_bytes'] + p['ramp_bytes'] for p in out['curve'])
-
-
-def test_sweep_fails_when_the_ramp_writes_everything(tmp_path, capsys, monkeypatch):
-    """fio measured 0 bytes after the ramp (size_per_point reached within it): the sweep fails and says why."""
-    def ramp_ate_it(argv, timeout):
-        name = [a for a in argv if a.startswith('--name=')][0][7:]
-        io = 8 * MIB if name == 'layout' else 0
-        doc = {'fio version': 'fio-3.33', 'jobs': [{'jobname': name, 'error': 0, 'job_runtime': 0, 'write': {
-            'io_bytes': io, 'bw_bytes': io, 'runtime': 0, 'iops': 0.0,
-            'clat_ns': {'percentile': {'99.000000': 0}}, 'lat_ns': {'mean': 0.0}}}]}
-        return 0, json.dumps(doc), '', 1.0, False
-    monkeypatch.setattr(queue_depth_sweep, 'run_fio', ramp_ate_it)
-    rc, out = run(capsys, directory=str(tmp_path), scratch_size='8M', size_per_point='64M', ramp_per_point=2)
-    assert rc == 1 and out['failed'] is True
-    assert ('depth 1, run 1 of 3: nothing was measured after ramp_per_point 2 s in 3 tries: size_per_point 64M '
-            '(all streams, the ramp included) may be written within the ramp') in out['msg']
     assert os.listdir(str(tmp_path)) == []
-
-
-def test_a_ramped_run_that_measured_nothing_is_repeated(tmp_path, capsys, monkeypatch):
-    """The first ramped run of each depth reports 0 bytes (fio's quirk): it is run again and the second counts."""
-    calls = []
-    good = fake_fio({}, 100, calls)
-    seen = set()
-
-    def first_empty(argv, timeout):
-        name = [a for a in argv if a.startswith('--name=')][0][7:]
-        rc, out, err, wall, timed_out = good(argv, timeout)
-        if name != 'layout' and name not in seen:
-            seen.add(name)
-            doc = json.loads(out)
-            doc['jobs'][0]['write'].update(io_bytes=0, bw_bytes=0, runtime=0)
-            out = json.dumps(doc)
-        return rc, out, err, wall, timed_out
-    monkeypatch.setattr(queue_depth_sweep, 'run_fio', first_empty)
-    rc, out = run(capsys, directory=str(tmp_path), scratch_size='8M', depths=[1, 2], exhaustive=True,
-                  ramp_per_point=1, size_per_point='8G')
-    assert rc == 0, out.get('msg')
-    assert [p['bw_bytes'] for p in out['curve']] == [100000000, 100000000]
-    assert len(calls) == 1 + 2 * 3 + 2  # the layout, three runs per depth, one repeated run per depth
-    assert all(p['ramp_bytes'] == 4 * 100000000 and p['empty_runs'] == 1 for p in out['curve'])
-    # the fake layout run reports 100 MB as well
-    assert out['bytes_written'] == 100000000 + sum(p['io_bytes'] + p['ramp_bytes'] for p in out['curve'])
 
 
 def fake_fio(bandwidth, default, calls):

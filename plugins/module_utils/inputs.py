@@ -1,0 +1,169 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The playbook-level interface: the shared ``checkpoint_io_*`` inventory variables, their types, limits and defaults.
+
+One table (:data:`SPEC`) that the plays validate against before anything changes (``playbooks/tasks/inputs.yml``
+through the ``checkpoint_io_inputs`` filter) and that the README's table documents (a unit test keeps the two the
+same). Role variables (``<role>_*``) are validated by each role's meta/argument_specs.yml; these are the ones the
+playbooks read and hand to several roles.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import posixpath
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_write import (
+    IOENGINES,
+    MAX_QUEUE_DEPTH,
+    MAX_RANKS,
+)
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size, to_bool, to_int
+
+# name: (kind, default, limits, description). Kinds: int (limits (low, high)), number (limits (low, high,
+# low_open, high_open)), bool, size (bytes, > 0), depth (int in limits or 'auto'), choice (limits: the choices),
+# str, paths (a list of absolute paths), dict. A default of None means "unset": the plays decide (described).
+SPEC = {
+    'checkpoint_io_hosts': ('str', 'checkpoint_nodes', None, 'the inventory group the plays run on'),
+    'checkpoint_io_data_drives': ('dict', None, None, 'the data drives: serials, devices, models (regexes); '
+                                                      'unset: every NVMe drive not in use'),
+    'checkpoint_io_training_user': ('str', None, None, 'the user that runs training (io_uring group, memlock, the '
+                                                       'checkpoint directory\'s owner); unset: root'),
+    'checkpoint_io_ranks': ('int', 8, (1, MAX_RANKS), 'ranks per node that write the checkpoint at once'),
+    'checkpoint_io_queue_depth': ('depth', 8, (1, MAX_QUEUE_DEPTH), 'DeepSpeed aio queue_depth per rank, or auto '
+                                                                    '(the depth sweep)'),
+    'checkpoint_io_xfs': ('bool', False, None, 'let the xfs role build the RAID0 + XFS volume on the data drives '
+                                               '(formats them)'),
+    'checkpoint_io_checkpoint_paths': ('paths', None, None, 'checkpoint directories whose XFS facts are gathered'),
+    'checkpoint_io_checkpoint_dir': ('str', None, None, 'the checkpoint directory the depth sweep writes into, '
+                                                        'when the xfs role did not build the volume'),
+    'checkpoint_io_deepspeed_configs': ('paths', None, None, 'DeepSpeed config files whose aio section is tuned'),
+    'checkpoint_io_alignment': ('choice', 'fail', ('fail', 'warn'), 'what an error finding of the alignment check '
+                                                                    'does'),
+    'checkpoint_io_baseline_measure': ('bool', True, None, 'measure the checkpoint write before any role runs '
+                                                           '(recorded once)'),
+    'checkpoint_io_verify_dirs': ('paths', None, None, 'directories the verification writes into; unset: the xfs '
+                                                       'role\'s volume'),
+    'checkpoint_io_verify_ranks': ('int', None, (1, MAX_RANKS), 'ranks of the verification write; unset: '
+                                                                'checkpoint_io_ranks'),
+    'checkpoint_io_verify_total_size': ('size', '105G', None, 'the checkpoint size written (all ranks), capped '
+                                                              'by checkpoint_io_verify_free_share of free space'),
+    'checkpoint_io_verify_free_share': ('number', 0.25, (0.0, 1.0, True, False), 'the most of the free space the '
+                                                                                'verification may write'),
+    'checkpoint_io_verify_repeats': ('int', 3, (1, 20), 'runs of each verification write (median and spread)'),
+    'checkpoint_io_verify_ioengine': ('choice', 'io_uring', IOENGINES, 'fio engine of the verification write'),
+    'checkpoint_io_verify_timeout': ('int', 3600, (1, 86400), 'seconds one verification write may take'),
+    'checkpoint_io_verify_poll': ('number', 5, (0.0, 3600.0, True, False), 'seconds between progress reports'),
+    'checkpoint_io_verify_min_fraction': ('number', 0.5, (0.0, 1.0, False, False), 'the least share of the '
+                                                                                  'measured ceiling a node must '
+                                                                                  'reach'),
+    'checkpoint_io_report_dir': ('str', 'checkpoint_io_reports', None, 'controller directory of the reports'),
+}
+
+
+def _limits_text(kind, limits):
+    if kind in ('int', 'depth'):
+        text = '%d to %d' % limits
+        return text + ' or auto' if kind == 'depth' else text
+    if kind == 'number':
+        low, high, low_open, high_open = limits
+        return '%s %s and %s %s' % ('above' if low_open else 'at least', low, 'below' if high_open else 'at most',
+                                    high)
+    if kind == 'choice':
+        return 'one of %s' % ', '.join(limits)
+    return ''
+
+
+def _check(name, kind, limits, value):
+    """The value coerced, or raises ValueError naming the variable, the value and the limit."""
+    if kind == 'int' or (kind == 'depth' and not (isinstance(value, str) and value.strip() == 'auto')):
+        try:
+            number = to_int(value, name)
+        except ValueError:
+            raise ValueError('%s: %r is not an integer (%s)' % (name, value, _limits_text(kind, limits)))
+        low, high = limits
+        if number < low:
+            raise ValueError('%s: %d is below the minimum %d' % (name, number, low))
+        if number > high:
+            raise ValueError('%s: %d is above the maximum %d' % (name, number, high))
+        return number
+    if kind == 'depth':
+        return 'auto'
+    if kind == 'number':
+        try:
+            number = float(value) if not isinstance(value, bool) else None
+        except (TypeError, ValueError):
+            number = None
+        if number is None or number != number:
+            raise ValueError('%s: %r is not a number (%s)' % (name, value, _limits_text(kind, limits)))
+        low, high, low_open, high_open = limits
+        if (number <= low if low_open else number < low) or (number >= high if high_open else number > high):
+            raise ValueError('%s: %r is out of range: it must be %s' % (name, value, _limits_text(kind, limits)))
+        return number
+    if kind == 'bool':
+        return to_bool(value, name)
+    if kind == 'size':
+        return parse_size(value, name)
+    if kind == 'choice':
+        if value not in limits:
+            raise ValueError('%s: %r is not %s' % (name, value, _limits_text(kind, limits)))
+        return value
+    if kind == 'str':
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError('%s: %r is not a non-empty string' % (name, value))
+        return value
+    if kind == 'paths':
+        if not isinstance(value, (list, tuple)):
+            raise ValueError('%s: %r is not a list of absolute paths' % (name, value))
+        for index, path in enumerate(value):
+            if not isinstance(path, str) or not posixpath.isabs(path):
+                raise ValueError('%s[%d]: %r is not an absolute path' % (name, index, path))
+        return list(value)
+    if kind == 'dict':
+        if not isinstance(value, dict):
+            raise ValueError('%s: %r is not a dict' % (name, value))
+        return value
+    raise AssertionError('unknown kind %r' % kind)
+
+
+def check_inputs(given):
+    """``given``: {name: value} of the variables the inventory or the command line set (others ignored).
+
+    Returns {"errors": [message, ...], "values": {name: coerced value or default}} for every name of SPEC; a value
+    of None counts as unset.
+    """
+    errors = []
+    values = {}
+    given = given if isinstance(given, dict) else {}
+    for name, (kind, default, limits, _doc) in SPEC.items():
+        value = given.get(name)
+        if value is None:
+            values[name] = default
+            continue
+        try:
+            values[name] = _check(name, kind, limits, value)
+        except ValueError as exc:
+            errors.append(str(exc))
+            values[name] = default
+    if values['checkpoint_io_verify_ranks'] is None and 'checkpoint_io_ranks' in values:
+        values['checkpoint_io_verify_ranks'] = values['checkpoint_io_ranks']
+    return {'errors': errors, 'values': values}
+
+
+def readme_rows():
+    """The README table's rows: (name, type and limits, default, description)."""
+    rows = []
+    for name, (kind, default, limits, doc) in SPEC.items():
+        limit = _limits_text(kind, limits)
+        kind_text = {'int': 'int', 'number': 'number', 'bool': 'bool', 'size': 'size', 'depth': 'int',
+                     'choice': 'choice', 'str': 'string', 'paths': 'list of absolute paths',
+                     'dict': 'dict'}[kind]
+        if default is None:
+            shown = '-'
+        elif isinstance(default, bool):
+            shown = 'true' if default else 'false'
+        else:
+            shown = str(default)
+        rows.append((name, kind_text + (', ' + limit if limit else ''), shown, doc))
+    return rows
