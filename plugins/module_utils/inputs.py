@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import posixpath
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_write import (
@@ -49,15 +50,14 @@ SPEC = {
                                                                 'checkpoint_io_ranks'),
     'checkpoint_io_verify_total_size': ('size', '105G', None, 'the checkpoint size written (all ranks), capped '
                                                               'by checkpoint_io_verify_free_share of free space'),
-    'checkpoint_io_verify_free_share': ('number', 0.25, (0.0, 1.0, True, False), 'the most of the free space the '
-                                                                                'verification may write'),
+    'checkpoint_io_verify_free_share': ('number', 0.25, (0.0, 1.0, True, False),
+                                        'the most of the free space the verification may write'),
     'checkpoint_io_verify_repeats': ('int', 3, (1, 20), 'runs of each verification write (median and spread)'),
     'checkpoint_io_verify_ioengine': ('choice', 'io_uring', IOENGINES, 'fio engine of the verification write'),
     'checkpoint_io_verify_timeout': ('int', 3600, (1, 86400), 'seconds one verification write may take'),
     'checkpoint_io_verify_poll': ('number', 5, (0.0, 3600.0, True, False), 'seconds between progress reports'),
-    'checkpoint_io_verify_min_fraction': ('number', 0.5, (0.0, 1.0, False, False), 'the least share of the '
-                                                                                  'measured ceiling a node must '
-                                                                                  'reach'),
+    'checkpoint_io_verify_min_fraction': ('number', 0.5, (0.0, 1.0, False, False),
+                                          'the least share of the measured ceiling a node must reach'),
     'checkpoint_io_report_dir': ('str', 'checkpoint_io_reports', None, 'controller directory of the reports'),
 }
 
@@ -95,7 +95,7 @@ def _check(name, kind, limits, value):
             number = float(value) if not isinstance(value, bool) else None
         except (TypeError, ValueError):
             number = None
-        if number is None or number != number:
+        if number is None or math.isnan(number):
             raise ValueError('%s: %r is not a number (%s)' % (name, value, _limits_text(kind, limits)))
         low, high, low_open, high_open = limits
         if (number <= low if low_open else number < low) or (number >= high if high_open else number > high):

@@ -146,7 +146,7 @@ options:
   merge:
     description:
       - Merge the sections gathered into the host's current C(ansible_facts.checkpoint_io) (the action plugin of
-        the same name does it on the controller): a gather of V([xfs]) refreshes C(xfs) and keeps C(nvme),
+        the same name does it on the controller). A gather of V([xfs]) refreshes C(xfs) and keeps C(nvme),
         C(block) and the others from earlier gathers, each with its time in C(gathered_at).
       - V(false) replaces the whole fact with the sections of this gather.
       - Facts of another C(schema_version) are never merged in.
@@ -226,7 +226,7 @@ ansible_facts:
           description: When each present section was gathered, UTC, ISO 8601, by the node's clock.
           returned: always
           type: dict
-          sample: {nvme: '2026-12-01T20:31:02Z', xfs: '2026-12-01T20:33:40Z'}
+          sample: {"nvme": "2026-12-01T20:31:02Z", "xfs": "2026-12-01T20:33:40Z"}
           version_added: 0.2.0
         nvme:
           description: NVMe controllers and namespaces.

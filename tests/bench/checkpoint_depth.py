@@ -11,7 +11,7 @@ three alike; median, spread = (max - min) / median):
   * auto / grid-best, which should be >= 0.99 (exit status 1 when it is not); when both chose the same depth the
     two writes ran with the same settings, and it says "no change" instead of a ratio of noise.
 The sweeps measure the checkpoint's shape (--ranks streams at once, each at the per-rank depth, 3 runs per
-depth, each run measured after a 1 s ramp). TCG lab nodes are slow; ratios of one run are what it reports, never timings against a threshold.
+depth, each run measured for 4 s after a 1 s ramp). TCG lab nodes are slow; ratios of one run are what it reports, never timings against a threshold.
 
     python3 tests/bench/checkpoint_depth.py [-i .lab/x/inventory.yml] [--ranks 4] [--total-size 256M]
                                             [--drive-model knee8]

@@ -4,12 +4,13 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
 from ansible.module_utils.testing import patch_module_args
 
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 
 
 def fixture(kind, name):
@@ -89,3 +90,14 @@ def poll_job(capsys, store, job_id, **params):
         with pytest.raises(SystemExit) as exc:
             checkpoint_job.main()
     return exc.value.code, json.loads(capsys.readouterr().out)
+
+
+def run_playbook(playbook, *args):
+    """ansible-playbook of this venv on this machine (localhost, connection local, linear, the checkout's
+    ansible.cfg): returns (rc, stdout + stderr)."""
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_STRATEGY="linear",
+               ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_NOCOLOR="1")
+    binary = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    proc = subprocess.run([binary, "-i", "localhost,", "-c", "local", str(playbook)] + list(args), env=env,
+                          capture_output=True, text=True, check=False, timeout=300)
+    return proc.returncode, proc.stdout + proc.stderr

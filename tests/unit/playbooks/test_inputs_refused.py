@@ -12,21 +12,16 @@ __metaclass__ = type
 
 import json
 import os
-import subprocess
-import sys
-
 import pytest
+
+from helpers import run_playbook
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def playbook(name, extra):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'), ANSIBLE_STRATEGY='linear',
-               ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_NOCOLOR='1')
-    binary = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
-    extra = dict(extra, checkpoint_io_hosts='localhost', ansible_connection='local')
-    return subprocess.run([binary, '-i', 'localhost,', '--check', os.path.join(ROOT, 'playbooks', name),
-                           '-e', json.dumps(extra)], env=env, capture_output=True, text=True, timeout=300)
+    extra = dict(extra, checkpoint_io_hosts='localhost')
+    return run_playbook(os.path.join(ROOT, 'playbooks', name), '--check', '-e', json.dumps(extra))
 
 
 @pytest.mark.parametrize('name', ['tune_checkpoint_nodes.yml', 'verify_checkpoint_write.yml'])
@@ -35,9 +30,8 @@ def playbook(name, extra):
     ('abc', "checkpoint_io_verify_ranks: 'abc' is not an integer (1 to 1024)"),
 ])
 def test_bad_verify_ranks_refused_first(name, value, message):
-    proc = playbook(name, {'checkpoint_io_verify_ranks': value})
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0, out[-3000:]
+    rc, out = playbook(name, {'checkpoint_io_verify_ranks': value})
+    assert rc != 0, out[-3000:]
     assert message in out and 'nothing was changed' in out, out[-3000:]
     assert 'Gather every layer' not in out and 'Settle the directories' not in out, out[-3000:]
     assert 'ok=' in out and 'changed=0' in out

@@ -11,15 +11,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import os
-import subprocess
-import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+from helpers import run_playbook
 
 PLAY = """
 - hosts: localhost
-  connection: local
   gather_facts: false
   tasks:
     - ai_storage.checkpoint_io.checkpoint_io_facts:
@@ -46,12 +42,8 @@ def test_two_subsets_in_a_row_keep_both_sections(tmp_path):
     config.write_text('{"aio": {"queue_depth": 16}}')
     play = tmp_path / 'play.yml'
     play.write_text(PLAY.format(config=config, out=tmp_path))
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'), ANSIBLE_STRATEGY='linear',
-               ANSIBLE_PYTHON_INTERPRETER=sys.executable)
-    playbook = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
-    proc = subprocess.run([playbook, '-i', 'localhost,', str(play)], env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rc, out = run_playbook(play)
+    assert rc == 0, out[-3000:]
     merged = json.loads((tmp_path / 'merged.json').read_text())
     assert merged['gather_subset'] == ['io_uring', 'deepspeed']
     assert merged['last_gather_subset'] == ['deepspeed']

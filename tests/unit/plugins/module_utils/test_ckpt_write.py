@@ -172,8 +172,8 @@ def test_sweep_point_on_a_real_run():
 
 def test_sweep_point_of_a_ramped_run_reads_the_measured_group():
     parsed = parse_fio_json(fixture('fio', SWEEP_RUN))
-    ramp = dict(parsed['jobs'][0], jobname='ramp4_rank0', write=dict(parsed['jobs'][0]['write'], io_bytes=5 * MIB,
-                                                                       bw_bytes=1))
+    ramp_write = dict(parsed['jobs'][0]['write'], io_bytes=5 * MIB, bw_bytes=1)
+    ramp = dict(parsed['jobs'][0], jobname='ramp4_rank0', write=ramp_write)
     two = dict(parsed, jobs=[ramp, parsed['jobs'][0]])
     point = cw.sweep_point(two, 4, 1)
     assert point['bw_bytes'] == 1525201454 and point['io_bytes'] == 32 * MIB and point['ramp_bytes'] == 5 * MIB

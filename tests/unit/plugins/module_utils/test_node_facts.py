@@ -774,7 +774,8 @@ def test_resolve_subsets(requested, expected):
 def test_gather_facts_only_requested_sections(node):
     runner = standard_runner(node)
     facts = node_facts.gather_facts(make_context(node, runner), {'gather_subset': ['thermal']})
-    assert sorted(facts) == ['gather_subset', 'schema_version', 'thermal']
+    assert sorted(facts) == ['gather_subset', 'gathered_at', 'schema_version', 'thermal']
+    assert list(facts['gathered_at']) == ['thermal'] and facts['gathered_at']['thermal'].endswith('Z')
     assert runner.count('get-feature') == 0  # only the logs thermal needs
     assert runner.count('id-ctrl') == 5 and runner.count('smart-log') == 5
 

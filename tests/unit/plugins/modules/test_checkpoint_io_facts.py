@@ -87,7 +87,8 @@ def test_main_subset_and_no_nvme_cli(node, fake_commands, capsys):
     code, out = run_module(capsys, args)
     assert code == 0
     facts = out['ansible_facts']['checkpoint_io']
-    assert sorted(facts) == ['gather_subset', 'nvme', 'schema_version', 'thermal']
+    assert sorted(facts) == ['gather_subset', 'gathered_at', 'nvme', 'schema_version', 'thermal']
+    assert sorted(facts['gathered_at']) == ['nvme', 'thermal']
     assert fake_commands.calls == []
 
 
@@ -162,7 +163,7 @@ def _returned_paths(value, prefix=''):
 
 # dicts whose keys are data (not schema): their inner keys are not documented one by one
 FREE_FORM = ('.options.', '.critical_warning_bits.', '.properties.', '.aio.', '.aio_truthiness.',
-             '.aio_defaults.', '.reads.', '.writes.', '.nvme_driver.', '.gdscheck.gpus.')
+             '.aio_defaults.', '.reads.', '.writes.', '.nvme_driver.', '.gdscheck.gpus.', '.gathered_at.')
 
 
 def test_return_documents_every_key(node, fake_commands, capsys, tmp_path):
