@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters over the collection's drive facts. Documentation: select_drives.yml beside this file."""
+"""Filters over the collection's drive facts. Documentation: select_drives.yml and drive_verdict.yml beside this
+file."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,6 +10,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import (
+    drive_verdict as _drive_verdict,
     select_drives as _select_drives,
 )
 
@@ -21,8 +23,16 @@ def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=No
         raise AnsibleFilterError('select_drives: %s' % exc)
 
 
+def drive_verdict(selection, destructive=False):
+    """``selection | ai_storage.checkpoint_io.drive_verdict(destructive=true)``: {errors, warnings} of a selection."""
+    try:
+        return _drive_verdict(selection, bool(destructive))
+    except ValueError as exc:
+        raise AnsibleFilterError('drive_verdict: %s' % exc)
+
+
 class FilterModule(object):
     """The collection-wide data drive selection."""
 
     def filters(self):
-        return {'select_drives': select_drives}
+        return {'select_drives': select_drives, 'drive_verdict': drive_verdict}

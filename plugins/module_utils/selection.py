@@ -222,3 +222,36 @@ def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=No
                                  + ['model %s' % m for m in wanted['models']]
                                  + ['device %s' % d for d in wanted['devices']]) if not hits[key]]
     return {'selected': selected, 'refused': refused, 'unmatched': unmatched}
+
+
+def drive_verdict(selection, destructive=False, variable='checkpoint_io_data_drives'):
+    """What a role does with a :func:`select_drives` result: {"errors": [...], "warnings": [...]}.
+
+    Errors (the role fails before any change): drives named by serial or device that must not be used; no drive
+    selected; and, for a ``destructive`` role (one that formats or overwrites drives), selectors that match no
+    drive on the node, since a misspelt serial would otherwise build the volume on fewer drives than asked.
+    Warnings: drives a model regex matched that are refused, and (non-destructive roles) selectors without a drive.
+    """
+    if not isinstance(selection, dict) or not all(key in selection for key in ('selected', 'refused', 'unmatched')):
+        raise ValueError('drive_verdict needs the result of select_drives, got %r' % (selection,))
+    errors = []
+    warnings = []
+    named = [entry for entry in selection['refused'] if entry.get('explicit')]
+    if named:
+        errors.append('%s names drives that must not be used: %s; remove them from %s'
+                      % (variable, '; '.join(entry['reason'] for entry in named), variable))
+    by_model = [entry for entry in selection['refused'] if not entry.get('explicit')]
+    if by_model:
+        warnings.append('not used (matched by a model regex only): %s'
+                        % '; '.join(entry['reason'] for entry in by_model))
+    if selection['unmatched']:
+        text = '%s selectors without a drive on this node: %s' % (variable, ', '.join(selection['unmatched']))
+        if destructive:
+            errors.append(text + ' (this role formats the drives it selects: fix the selection)')
+        else:
+            warnings.append(text)
+    if not selection['selected']:
+        errors.append('%s selects no data drive (unmatched: %s; refused: %s)'
+                      % (variable, ', '.join(selection['unmatched']) or 'none',
+                         '; '.join(entry['reason'] for entry in selection['refused']) or 'none'))
+    return {'errors': errors, 'warnings': warnings}

@@ -49,6 +49,11 @@ def test_bad_input_is_refused_before_any_change(host):
     assert "nothing was changed" in out
     rc, out, dummy = playbook("xfs_raid_level=raid5")
     assert rc != 0 and "xfs_raid_level must be one of: raid0, got: raid5" in out
+    # A misspelt serial beside a real one: this role formats what it selects, so it stops, naming the selector.
+    rc, out, dummy = playbook(json.dumps({"checkpoint_io_data_drives": {"serials": ["DATA0001", "NO_SUCH"]}}))
+    assert rc != 0
+    assert ("checkpoint_io_data_drives selectors without a drive on this node: serial NO_SUCH (this role formats "
+            "the drives it selects: fix the selection). Nothing was changed.") in out
     assert snapshot(read_node(host)) == snapshot(before)
 
 

@@ -33,8 +33,8 @@ FACTS = {
 
 def test_filter_is_registered_under_its_documented_name():
     filters = drives.FilterModule().filters()
-    assert list(filters) == ['select_drives']
-    assert filters['select_drives'] is drives.select_drives
+    assert list(filters) == ['select_drives', 'drive_verdict']
+    assert filters['select_drives'] is drives.select_drives and filters['drive_verdict'] is drives.drive_verdict
 
 
 def test_filter_in_a_template():
@@ -88,3 +88,34 @@ def test_sidecar_documents_the_filter():
     assert 'ai_storage.checkpoint_io.select_drives' in doc['EXAMPLES']
     yaml.safe_load(doc['EXAMPLES'])
     assert set(doc['RETURN']['_value']['contains']) == {'selected', 'refused', 'unmatched'}
+
+
+# ------------------------------------------------------------------ drive_verdict
+def test_a_misspelt_serial_stops_a_destructive_role_and_is_named():
+    selection = drives.select_drives(FACTS, {'serials': ['DATA0001', 'NO_SUCH']})
+    verdict = drives.drive_verdict(selection, destructive=True)
+    assert verdict['errors'] == ['checkpoint_io_data_drives selectors without a drive on this node: serial NO_SUCH '
+                                 '(this role formats the drives it selects: fix the selection)']
+    assert drives.drive_verdict(selection) == {
+        'errors': [], 'warnings': ['checkpoint_io_data_drives selectors without a drive on this node: serial NO_SUCH']}
+
+
+def test_a_named_os_drive_and_an_empty_selection_are_errors_for_every_role():
+    verdict = drives.drive_verdict(drives.select_drives(FACTS, {'serials': ['OS0001']}))
+    assert verdict['errors'] == [
+        'checkpoint_io_data_drives names drives that must not be used: /dev/nvme0n1 is the OS drive (holds /); '
+        'remove them from checkpoint_io_data_drives',
+        'checkpoint_io_data_drives selects no data drive (unmatched: none; refused: /dev/nvme0n1 is the OS drive '
+        '(holds /))']
+
+
+def test_a_drive_refused_after_a_model_match_is_a_warning():
+    verdict = drives.drive_verdict(drives.select_drives(FACTS, {'models': ['^QEMU']}))
+    assert verdict == {'errors': [], 'warnings': ['not used (matched by a model regex only): /dev/nvme0n1 is the OS '
+                                                  'drive (holds /)']}
+
+
+def test_drive_verdict_refuses_what_is_not_a_selection():
+    with pytest.raises(AnsibleFilterError) as exc:
+        drives.drive_verdict({'selected': []})
+    assert 'drive_verdict needs the result of select_drives' in str(exc.value)
