@@ -3,10 +3,17 @@
 
 For each node of the inventory: the verification's JSON (reports/verify/<node>.json) and the drive models of its
 data drives (checkpoint_io_lab_drive_models, written by lab/nvmelab.py). The array's knee is the drives' knees
-added up (RAID0 of identical drives), its ceiling the drives' ceilings added up. Profile ``starved``: after/before
->= 1.5, after/ceiling >= 0.9 (the sweep's best and the model's), the auto depth (per rank x ranks) within one step
-(a factor of 2) of the array's knee. Profile ``saturated``: after/before within the spread of 1.0 (the ratio's
-range from the runs' extremes holds 1.0, or the verdict is "within noise") and p99 latency lower after.
+added up (RAID0 of identical drives), its ceiling the drives' ceilings added up.
+
+Profile ``starved``: after/before >= 1.5; after/ceiling >= 0.9 against the model's ceiling, the known one (the
+verification's own after/ceiling, against the depth sweep's best, is printed beside it: on the lab's drive models
+the sweep's best reads above the model's ceiling - 1.06 and 1.10 x in the two knee16 runs of 2026-12-01 - since
+the rate filter's bucket refills while the queue drains between a run's ramp and its measured writes, more the
+deeper the queue, and the best of noisy medians is the highest of them); the auto depth (per rank x ranks)
+within one step (a factor of 2) of the array's knee.
+
+Profile ``saturated``: after/before within the spread of 1.0 (the ratio's range from the runs' extremes holds
+1.0, or the verdict is "within noise") and p99 latency lower after.
 Prints every figure; exit status 1 when a check fails.
 """
 
@@ -49,16 +56,17 @@ def check(profile, name, host, report):
         round(report["after"]["p99_ns"]["median"] / 1e6, 1) if report["after"]["p99_ns"] else None,
         report["p99_ratio"]))
     model_fraction = after["median"] / ceiling_gib
-    print("  ceiling: the sweep's best %s GiB/s (after/ceiling %s), the model's %.4f GiB/s (after/ceiling %.3f)" % (
-        report["ceiling_gib_s"], report["after_ceiling"], ceiling_gib, model_fraction))
+    print("  ceiling: the model's %.4f GiB/s (after/ceiling %.3f, checked); the sweep's best %s GiB/s (after/ceiling "
+          "%s%s)" % (ceiling_gib, model_fraction, report["ceiling_gib_s"], report["after_ceiling"],
+                     ", %.2f x the model's ceiling" % (report["ceiling_gib_s"] / ceiling_gib)
+                     if report["ceiling_gib_s"] else ""))
     print("  auto depth %d per rank x %d ranks = %d in flight; the array's knee %d (Little's Law of the model)" % (
         int(report["after"]["settings"]["queue_depth"]), int(report["ranks"]), depth, knee))
     if profile == "starved":
         if report["ratio"] is None or report["ratio"] < 1.5:
             failures.append("after/before %s is below 1.5" % report["ratio"])
-        for label, value in (("the sweep's best", report["after_ceiling"]), ("the model's", model_fraction)):
-            if value is None or value < 0.9:
-                failures.append("after/ceiling (%s) %s is below 0.9" % (label, value))
+        if model_fraction < 0.9:
+            failures.append("after/ceiling (the model's) %.3f is below 0.9" % model_fraction)
         if abs(math.log2(depth) - math.log2(knee)) > 1:
             failures.append("auto depth %d in flight is more than one step from the knee %d" % (depth, knee))
     else:
