@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fact_merge import merge_facts
@@ -25,9 +26,7 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         result = super(ActionModule, self).run(tmp, task_vars)
         args = dict(self._task.args)
-        merge = args.get('merge', True)
-        if not isinstance(merge, bool):
-            merge = str(merge).strip().lower() in ('1', 'true', 'yes', 'on')
+        merge = boolean(args.get('merge', True), strict=False)
         result.update(self._execute_module(module_name='ai_storage.checkpoint_io.checkpoint_io_facts',
                                            module_args=args, task_vars=task_vars))
         new = (result.get('ansible_facts') or {}).get('checkpoint_io')

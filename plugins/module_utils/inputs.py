@@ -19,6 +19,8 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_writ
     IOENGINES,
     MAX_QUEUE_DEPTH,
     MAX_RANKS,
+    fraction_in_range,
+    int_in_range,
 )
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size, to_bool, to_int
 
@@ -82,12 +84,7 @@ def _check(name, kind, limits, value):
             number = to_int(value, name)
         except ValueError:
             raise ValueError('%s: %r is not an integer (%s)' % (name, value, _limits_text(kind, limits)))
-        low, high = limits
-        if number < low:
-            raise ValueError('%s: %d is below the minimum %d' % (name, number, low))
-        if number > high:
-            raise ValueError('%s: %d is above the maximum %d' % (name, number, high))
-        return number
+        return int_in_range(number, name, *limits)
     if kind == 'depth':
         return 'auto'
     if kind == 'number':
@@ -98,8 +95,8 @@ def _check(name, kind, limits, value):
         if number is None or math.isnan(number):
             raise ValueError('%s: %r is not a number (%s)' % (name, value, _limits_text(kind, limits)))
         low, high, low_open, high_open = limits
-        if (number <= low if low_open else number < low) or (number >= high if high_open else number > high):
-            raise ValueError('%s: %r is out of range: it must be %s' % (name, value, _limits_text(kind, limits)))
+        fraction_in_range(value if isinstance(value, (int, float)) else number, name, low, high, low_open,
+                          high_open)
         return number
     if kind == 'bool':
         return to_bool(value, name)
