@@ -3,6 +3,7 @@
 The scenarios' conftest.py put this folder on sys.path. ANSI colours off, output returned whole with the
 PLAY RECAP parsed into {host: {"ok": n, "changed": n, "failed": n, ...}}.
 """
+import json
 import os
 import re
 import shutil
@@ -10,6 +11,15 @@ import subprocess
 import sys
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def record_data(text, name):
+    """The data of a record of the collection's state store as the lab node holds it (the file's text), after
+    checking its layout: schema 1, its own name, when and by whom it was written."""
+    doc = json.loads(text)
+    assert doc.get("checkpoint_io_record") == 1 and doc.get("name") == name, doc
+    assert doc.get("written_at") and doc.get("writer"), doc
+    return doc["data"]
 
 
 def ansible_playbook_binary():

@@ -32,14 +32,13 @@ __metaclass__ = type
 
 import datetime
 import errno
-import json
 import os
-import tempfile
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block_facts import (
     module_params,
     queue_facts,
 )
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import Context
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import (
     exists,
@@ -293,85 +292,74 @@ def apply(queue_dir, writes, wanted, writer=None, reader=None):
     return {'done': done, 'after': after, 'error': '; '.join(mismatches) if mismatches else None}
 
 
-# --- the record of original values -------------------------------------------------------------
+# --- the record of original values (the state store's record "block_layer") ---------------------
+RECORD = 'block_layer'
+
+
 def empty_record():
     return {'schema_version': RECORD_SCHEMA_VERSION, 'devices': {}}
 
 
-def load_record(path):
-    """The record file as a dict; an empty record when the file does not exist.
+def _checked(data, state_dir):
+    if data is None:
+        return empty_record()
+    if not isinstance(data, dict) or not isinstance(data.get('devices'), dict):
+        raise ValueError('the record %s has no "devices" mapping; fix or move it aside'
+                         % state_store.record_path(state_dir, RECORD))
+    return data
+
+
+def load_record(state_dir):
+    """The record as a dict; an empty record when there is none.
 
     Raises ValueError when it exists but is not a record: a damaged record must
     never be replaced silently (it holds the only copy of the original values).
     """
     try:
-        with open(path, 'r') as f:
-            text = f.read()
-    except (IOError, OSError) as exc:
-        if getattr(exc, 'errno', None) == errno.ENOENT:
-            return empty_record()
-        raise ValueError('cannot read the record file %s: %s' % (path, exc))
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ValueError('the record file %s is not valid JSON (%s); fix or move it aside' % (path, exc))
-    if not isinstance(data, dict) or not isinstance(data.get('devices'), dict):
-        raise ValueError('the record file %s has no "devices" mapping; fix or move it aside' % path)
-    return data
+        return _checked(state_store.read_record(state_dir, RECORD), state_dir)
+    except state_store.StateError as exc:
+        raise ValueError(str(exc))
 
 
-def write_json_atomic(path, data, mode=0o644):
-    """Write JSON to ``path`` through a temporary file in the same directory and a rename."""
-    parent = os.path.dirname(path) or '.'
-    if not os.path.isdir(parent):
-        os.makedirs(parent, 0o755)
-    fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=parent)
-    try:
-        with os.fdopen(fd, 'w') as f:
-            json.dump(data, f, indent=2, sort_keys=True)
-            f.write('\n')
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.rename(tmp, path)
-    except Exception:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def record_originals(path, ident, values, now=None):
+def record_originals(state_dir, ident, values, now=None):
     """Add the device's original values to the record unless it is already there.
 
     Returns True when the entry was added now, False when it existed (an existing
     entry is never overwritten: it holds the values found before the first change).
     """
-    data = load_record(path)
-    if ident['key'] in data['devices']:
-        return False
     now = now or datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
-    data['devices'][ident['key']] = {
-        'device': ident['name'],
-        'wwid': ident.get('wwid'),
-        'serial': ident.get('serial'),
-        'model': ident.get('model'),
-        'nsid': ident.get('nsid'),
-        'recorded_at': now,
-        'values': dict((key, values.get(key)) for key in ORDER),
-    }
-    data['schema_version'] = RECORD_SCHEMA_VERSION
-    write_json_atomic(path, data)
-    return True
+
+    def add(data):
+        data = _checked(data, state_dir)
+        if ident['key'] not in data['devices']:
+            data['devices'][ident['key']] = {
+                'device': ident['name'],
+                'wwid': ident.get('wwid'),
+                'serial': ident.get('serial'),
+                'model': ident.get('model'),
+                'nsid': ident.get('nsid'),
+                'recorded_at': now,
+                'values': dict((key, values.get(key)) for key in ORDER),
+            }
+            data['schema_version'] = RECORD_SCHEMA_VERSION
+        return data
+    try:
+        changed, _before, _after = state_store.update(state_dir, RECORD, add, writer='block_queue')
+    except state_store.StateError as exc:
+        raise ValueError(str(exc))
+    return changed
 
 
-def drop_record(path, key):
-    """Remove one device from the record; the file goes when no device is left. True when removed."""
-    data = load_record(path)
-    if key not in data['devices']:
-        return False
-    del data['devices'][key]
-    if data['devices']:
-        write_json_atomic(path, data)
-    else:
-        os.unlink(path)
-    return True
+def drop_record(state_dir, key):
+    """Remove one device from the record; the record goes when no device is left. True when removed."""
+    def drop(data):
+        if data is None:
+            return None
+        data = _checked(data, state_dir)
+        data['devices'].pop(key, None)
+        return data if data['devices'] else None
+    try:
+        changed, _before, _after = state_store.update(state_dir, RECORD, drop, writer='block_queue')
+    except state_store.StateError as exc:
+        raise ValueError(str(exc))
+    return changed

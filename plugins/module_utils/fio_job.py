@@ -28,6 +28,7 @@ import subprocess
 import tempfile
 import time
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.atomic_file import write_atomic
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import write_progress
 
 JOB_STORE = '/run/ai_storage_checkpoint_io/jobs'
@@ -149,9 +150,7 @@ def _run_call(func, path):
         except BaseException as exc:  # the job's boundary: whatever ended it is the poll's message
             outcome = dict(ok=False, msg=str(exc) or type(exc).__name__, result=getattr(exc, 'result', None))
         write_progress(os.path.join(path, 'result.json'), outcome)
-        with open(os.path.join(path, 'rc.tmp'), 'w') as handle:
-            handle.write('%d\n' % status)
-        os.rename(os.path.join(path, 'rc.tmp'), os.path.join(path, 'rc'))
+        write_atomic(os.path.join(path, 'rc'), '%d\n' % status, fsync=False)
     finally:
         os._exit(status)
 

@@ -11,12 +11,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import os
 import signal
 import subprocess
 import tempfile
 import time
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.atomic_file import write_json_atomic
 
 
 def backing_device(path, sysfs_root='/sys'):
@@ -71,16 +72,8 @@ def remove(path):
 
 def write_progress(path, doc):
     """Atomically replace ``path`` with JSON ``doc`` (a reader never sees half a document): a progress file, or a
-    background job's record (fio_job)."""
-    directory = os.path.dirname(path) or '.'
-    fd, tmp = tempfile.mkstemp(prefix='.progress.', dir=directory)
-    try:
-        with os.fdopen(fd, 'w') as handle:
-            json.dump(doc, handle)
-        os.rename(tmp, path)
-    except (IOError, OSError):
-        remove(tmp)
-        raise
+    background job's record (fio_job). Not fsynced: progress lives in /run and is rewritten every second."""
+    write_json_atomic(path, doc, fsync=False, pretty=False)
 
 
 def stop(proc):

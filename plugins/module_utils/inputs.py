@@ -22,6 +22,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_writ
     fraction_in_range,
     int_in_range,
 )
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size, to_bool, to_int
 
 # name: (kind, default, limits, description). Kinds: int (limits (low, high)), number (limits (low, high,
@@ -61,6 +62,14 @@ SPEC = {
     'checkpoint_io_verify_min_fraction': ('number', 0.5, (0.0, 1.0, False, False),
                                           'the least share of the measured ceiling a node must reach'),
     'checkpoint_io_report_dir': ('str', 'checkpoint_io_reports', None, 'controller directory of the reports'),
+    'checkpoint_io_state_dir': ('path', STATE_DIR, None, 'the node directory of the collection\'s records (what it '
+                                                         'made, found and measured; root-owned)'),
+    'checkpoint_io_lock_wait': ('int', 0, (0, 86400), 'seconds a run waits for another run on the node to finish '
+                                                      '(0: refuse at once, naming it)'),
+    'checkpoint_io_lock_ttl': ('int', 21600, (60, 604800), 'seconds a run\'s lease on a node lasts if the run '
+                                                           'dies without giving it back'),
+    'checkpoint_io_lock_take_over': ('str', None, None, 'the run id of a dead run whose lease is to be taken '
+                                                        '(the refusal names it)'),
 }
 
 
@@ -110,6 +119,10 @@ def _check(name, kind, limits, value):
         if not isinstance(value, str) or not value.strip():
             raise ValueError('%s: %r is not a non-empty string' % (name, value))
         return value
+    if kind == 'path':
+        if not isinstance(value, str) or not posixpath.isabs(value) or posixpath.normpath(value) == '/':
+            raise ValueError('%s: %r is not an absolute path below /' % (name, value))
+        return posixpath.normpath(value)
     if kind == 'paths':
         if not isinstance(value, (list, tuple)):
             raise ValueError('%s: %r is not a list of absolute paths' % (name, value))
@@ -154,7 +167,7 @@ def readme_rows():
     for name, (kind, default, limits, doc) in SPEC.items():
         limit = _limits_text(kind, limits)
         kind_text = {'int': 'int', 'number': 'number', 'bool': 'bool', 'size': 'size', 'depth': 'int',
-                     'choice': 'choice', 'str': 'string', 'paths': 'list of absolute paths',
+                     'choice': 'choice', 'str': 'string', 'path': 'absolute path', 'paths': 'list of absolute paths',
                      'dict': 'dict'}[kind]
         if default is None:
             shown = '-'

@@ -4,7 +4,7 @@
 the per-layer collectors.
 
 Collectors live in one file per layer (nvme_facts, block_facts, thermal_facts,
-io_uring_facts, xfs_facts, gds_facts, deepspeed_facts).  None of them raises: a
+io_uring_facts, xfs_facts, gds_facts, deepspeed_facts; the state section is the state store's records).  None of them raises: a
 missing file or a failed command becomes None plus an entry in the section's
 ``errors`` list.
 """
@@ -21,12 +21,13 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import (
     gds_facts,
     io_uring_facts,
     nvme_facts,
+    state_store,
     thermal_facts,
     xfs_facts,
 )
 
 SCHEMA_VERSION = 1
-SUBSETS = ('nvme', 'block', 'thermal', 'io_uring', 'xfs', 'gds', 'deepspeed')
+SUBSETS = ('nvme', 'block', 'thermal', 'io_uring', 'xfs', 'gds', 'deepspeed', 'state')
 SUBSET_CHOICES = ['all'] + list(SUBSETS) + ['!' + name for name in SUBSETS]
 
 
@@ -72,6 +73,7 @@ def gather_facts(ctx, params):
         ('xfs', lambda: xfs_facts.collect(ctx, checkpoint_paths=params.get('checkpoint_paths') or [])),
         ('gds', lambda: gds_facts.collect(ctx, job_dirs=params.get('gds_job_dirs') or [])),
         ('deepspeed', lambda: deepspeed_facts.collect(ctx, params.get('deepspeed_configs') or [])),
+        ('state', lambda: state_facts(params.get('state_dir') or state_store.STATE_DIR)),
     )
     facts['gathered_at'] = {}
     for name, collector in collectors:
@@ -79,6 +81,15 @@ def gather_facts(ctx, params):
             facts[name] = _guarded(name, collector)
             facts['gathered_at'][name] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
     return facts
+
+
+def state_facts(state_dir):
+    """The ``state`` section: every record of the state store, the run lease apart."""
+    section = state_store.read_all(state_dir)
+    lease = section['records'].pop(state_store.RUN_LEASE, None)
+    section['meta'].pop(state_store.RUN_LEASE, None)
+    section['lease'] = lease if isinstance(lease, dict) and lease.get('expires', 0) > time.time() else None
+    return section
 
 
 def _guarded(name, collector):

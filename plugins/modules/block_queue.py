@@ -25,7 +25,8 @@ description:
     clamps it to 4); C(max_sectors_kb) above C(max_hw_sectors_kb) or below the page size; C(read_ahead_kb) that
     is not a multiple of the page size (the kernel would round it down); a scheduler the device does not offer.
   - The first time the module changes a device it records the values it found (all six attributes) in
-    O(record_file), keyed by the device's WWID (else controller serial and namespace id), written atomically.
+    the state store's record C(block_layer) (O(state_dir)), keyed by the device's WWID (else controller serial and
+    namespace id), written atomically.
     An existing entry is never overwritten, so the record keeps the values found before the first change.
     O(state=restored) writes those values back in the same order and removes the device's entry.
   - Why a module of its own. No module of C(ansible.posix) or C(community.general) writes sysfs block queue
@@ -46,6 +47,7 @@ seealso:
     link: https://docs.kernel.org/block/queue-sysfs.html
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - ai_storage.checkpoint_io.state_store
 attributes:
   check_mode:
     support: full
@@ -104,17 +106,12 @@ options:
   state:
     description:
       - V(present) sets the given values.
-      - V(restored) writes back the values recorded in O(record_file) before the first change and removes the
+      - V(restored) writes back the values recorded in the record before the first change and removes the
         device's entry (the file itself when it becomes empty). Nothing happens when the device has no entry.
         The value options must be omitted.
     type: str
     choices: [present, restored]
     default: present
-  record_file:
-    description:
-      - JSON file where the values found before the first change are recorded, per device.
-    type: path
-    default: /var/lib/ai_storage_checkpoint_io/block_layer.json
   sysfs_root:
     description:
       - Root of sysfs. For tests only.
@@ -162,7 +159,7 @@ device:
   type: str
   sample: nvme1n1
 identity:
-  description: Stable identity of the disk, the key of its entry in O(record_file).
+  description: Stable identity of the disk, the key of its entry in the record.
   returned: always
   type: dict
   contains:
@@ -227,12 +224,12 @@ limits:
   sample: {hw_tag_depth: 1023, max_hw_sectors_kb: 512, max_sched_nr_requests: 2048, min_nr_requests: 4,
            page_size_kb: 4, schedulers_available: [none, mq-deadline], blk_mq: true}
 recorded:
-  description: Whether this run recorded the device's original values in O(record_file) (first change only).
+  description: Whether this run recorded the device's original values in the record (first change only).
   returned: always
   type: bool
   sample: true
 original:
-  description: The device's entry in O(record_file) (values found before the first change), V(null) when none.
+  description: The device's entry in the record (values found before the first change), V(null) when none.
   returned: always
   type: dict
   sample: {device: nvme1n1, serial: DATA0001, values: {scheduler: none, nr_requests: 1023, read_ahead_kb: 128}}
@@ -242,7 +239,7 @@ restored:
   type: bool
   sample: false
 record_file:
-  description: The record file used.
+  description: The file of the state store's record C(block_layer).
   returned: always
   type: str
   sample: /var/lib/ai_storage_checkpoint_io/block_layer.json
@@ -256,6 +253,7 @@ errors:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block_queue import (
     ORDER,
     apply,
@@ -284,7 +282,7 @@ def argument_spec():
         nomerges=dict(type='int', choices=[0, 1, 2]),
         rq_affinity=dict(type='int', choices=[0, 1, 2]),
         state=dict(type='str', choices=['present', 'restored'], default='present'),
-        record_file=dict(type='path', default='/var/lib/ai_storage_checkpoint_io/block_layer.json'),
+        state_dir=dict(type='path', default=state_store.STATE_DIR),
         sysfs_root=dict(type='path', default='/sys'),
     )
 
@@ -305,7 +303,8 @@ def main():
                            mutually_exclusive=[('read_ahead', 'read_ahead_kb')])
     params = module.params
     sysfs_root = params['sysfs_root']
-    record_file = params['record_file']
+    state_dir = params['state_dir']
+    record_file = state_store.record_path(state_dir, 'block_layer')
     result = dict(changed=False, device=params['device'], identity=None, wanted={}, order=list(ORDER),
                   before={}, after={}, changed_keys=[], writes=[], limits={}, recorded=False, original=None,
                   restored=False, record_file=record_file)
@@ -320,7 +319,7 @@ def main():
     result.update(identity=ident, limits=limits)
 
     try:
-        record = load_record(record_file)
+        record = load_record(state_dir)
     except ValueError as exc:
         module.fail_json(msg=str(exc), errors=[str(exc)], **result)
     entry = record['devices'].get(ident['key'])
@@ -364,8 +363,8 @@ def main():
     if planned['writes'] and not restoring and entry is None:
         # Before the first write: a failure half-way must still leave the originals on record.
         try:
-            result['recorded'] = record_originals(record_file, ident, current)
-            result['original'] = load_record(record_file)['devices'].get(ident['key'])
+            result['recorded'] = record_originals(state_dir, ident, current)
+            result['original'] = load_record(state_dir)['devices'].get(ident['key'])
         except (ValueError, IOError, OSError) as exc:
             module.fail_json(msg='cannot record the original values of %s in %s before changing it: %s'
                              % (name, record_file, exc), **result)
@@ -384,7 +383,7 @@ def main():
 
     if restoring:
         try:
-            drop_record(record_file, ident['key'])
+            drop_record(state_dir, ident['key'])
         except (ValueError, IOError, OSError) as exc:
             module.fail_json(msg='%s restored, but its entry could not be removed from %s: %s'
                              % (name, record_file, exc), **result)

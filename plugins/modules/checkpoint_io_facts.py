@@ -53,6 +53,7 @@ notes:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.facts
+  - ai_storage.checkpoint_io.state_store
 attributes:
   check_mode:
     support: full
@@ -81,6 +82,7 @@ options:
       - xfs
       - gds
       - deepspeed
+      - state
       - '!nvme'
       - '!block'
       - '!thermal'
@@ -88,6 +90,7 @@ options:
       - '!xfs'
       - '!gds'
       - '!deepspeed'
+      - '!state'
   checkpoint_paths:
     description:
       - Directories checkpoints are written to. XFS facts are gathered for the mounts holding them.
@@ -1411,11 +1414,58 @@ ansible_facts:
               elements: str
               returned: always
               sample: []
+        state:
+          description: The collection's state store on the node (O(state_dir)) - what it made, found and measured.
+          returned: when state is gathered
+          type: dict
+          contains:
+            dir:
+              description: The state directory.
+              type: str
+              returned: always
+              sample: /var/lib/ai_storage_checkpoint_io
+            exists:
+              description: Whether the directory exists (no run has recorded anything when V(false)).
+              type: bool
+              returned: always
+              sample: true
+            schema_version:
+              description: The record schema this collection reads and writes.
+              type: int
+              returned: always
+              sample: 1
+            records:
+              description: The data of every record by name (V(xfs) the checkpoint volume, V(depth_sweep) the
+                sweeps, V(baseline) the write before tuning, V(settings_before), V(block_layer),
+                V(io_uring_engine), V(deepspeed_aio) the values found before each role's first change).
+              type: dict
+              returned: always
+              sample: {settings_before: {queue_depth: 8, block_size: 1048576, intra_op_parallelism: 1}}
+            meta:
+              description: Per record, its schema (0 for a record of a version before the layout), written_at and
+                writer.
+              type: dict
+              returned: always
+              sample: {settings_before: {schema: 1, written_at: "2026-12-02T01:02:03Z", writer: tune_checkpoint_nodes}}
+            lease:
+              description: The live run lease (the run holding the node; see M(ai_storage.checkpoint_io.checkpoint_io_lock)),
+                V(null) when none.
+              type: dict
+              returned: always
+              sample: null
+            errors:
+              description: Records or a directory the store refuses (a symlink, another owner, bad JSON, a newer
+                schema).
+              type: list
+              elements: str
+              returned: always
+              sample: []
 '''
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import Context
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.node_facts import (
     SUBSET_CHOICES,
     gather_facts,
@@ -1436,6 +1486,7 @@ def argument_spec():
         devfs_root=dict(type='path', default='/dev'),
         etc_root=dict(type='path', default='/etc'),
         merge=dict(type='bool', default=True),
+        state_dir=dict(type='path', default=STATE_DIR),
     )
 
 

@@ -30,12 +30,12 @@ description:
   - The file is written atomically (a temporary file in the same directory, then a rename) and only when its
     content changes, not for formatting alone. An existing file keeps its owner and mode.
   - The first time the module changes a file it records the C(aio) section it found (or that there was none, or
-    no file) in O(record_file), keyed by the file's real path. An existing entry is never overwritten.
+    no file) in the state store's record C(deepspeed_aio) (O(state_dir)), keyed by the file's real path. An existing entry is never overwritten.
     O(state=restored) puts the recorded section back and removes the entry.
 author:
   - ai_storage checkpoint_io maintainers (@ai-storage)
 requirements:
-  - Write access to the config file and to O(record_file).
+  - Write access to the config file and to the record.
 notes:
   - The module neither needs nor imports DeepSpeed. Its unit tests read the merged files back with DeepSpeed's own
     parser (C(deepspeed.runtime.swap_tensor.aio_config.get_aio_config)).
@@ -50,6 +50,7 @@ seealso:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.files
+  - ai_storage.checkpoint_io.state_store
 attributes:
   check_mode:
     support: full
@@ -127,17 +128,12 @@ options:
   state:
     description:
       - V(present) merges O(aio).
-      - V(restored) puts back the section recorded in O(record_file) before the first change (removes C(aio) when
+      - V(restored) puts back the section recorded in the record before the first change (removes C(aio) when
         there was none; removes the file when the module created it and nothing but C(aio) is in it now), keeps all
         other keys as they are now, and removes the file's entry. Nothing happens when there is no entry.
     type: str
     choices: [present, restored]
     default: present
-  record_file:
-    description:
-      - JSON file where the aio sections found before the first change are recorded, per config file.
-    type: path
-    default: /var/lib/ai_storage_checkpoint_io/deepspeed_aio.json
 '''
 
 EXAMPLES = r'''
@@ -228,7 +224,7 @@ backup_file:
   type: str
   sample: /etc/deepspeed/ds_config.json.12345.2025-03-01@12:00:00~
 record_file:
-  description: The record file used.
+  description: The file of the state store's record C(deepspeed_aio).
   returned: always
   type: str
   sample: /var/lib/ai_storage_checkpoint_io/deepspeed_aio.json
@@ -238,7 +234,7 @@ recorded:
   type: bool
   sample: true
 original:
-  description: The file's entry in O(record_file) (the aio section found before the first change); V(null) when none.
+  description: The file's entry in the record (the aio section found before the first change); V(null) when none.
   returned: always
   type: dict
   sample: {path: /etc/deepspeed/ds_config.json, existed: true, aio_present: true, aio: {queue_depth: 8},
@@ -259,11 +255,11 @@ import datetime
 import errno
 import json
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block_queue import write_json_atomic
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.atomic_file import write_atomic
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import (
     AIO,
     AIO_BOOL_KEYS,
@@ -291,7 +287,7 @@ def argument_spec():
         create=dict(type='bool', default=True),
         backup=dict(type='bool', default=True),
         state=dict(type='str', choices=['present', 'restored'], default='present'),
-        record_file=dict(type='path', default='/var/lib/ai_storage_checkpoint_io/deepspeed_aio.json'),
+        state_dir=dict(type='path', default=state_store.STATE_DIR),
     )
 
 
@@ -319,40 +315,45 @@ def read_config(module, path, result):
     return text, config
 
 
-def load_record(module, record_file, result):
+RECORD = 'deepspeed_aio'
+
+
+def load_record(module, state_dir, result):
     try:
-        with open(record_file, 'r') as f:
-            text = f.read()
-    except (IOError, OSError) as exc:
-        if getattr(exc, 'errno', None) == errno.ENOENT:
-            return empty_aio_record()
-        module.fail_json(msg='cannot read the record file %s: %s' % (record_file, exc), **result)
+        data = state_store.read_record(state_dir, RECORD)
+        return empty_aio_record() if data is None else check_aio_record(data, state_store.record_path(state_dir, RECORD))
+    except (state_store.StateError, ValueError) as exc:
+        module.fail_json(msg='the record %s is not usable (%s); fix or move it aside'
+                         % (state_store.record_path(state_dir, RECORD), exc), **result)
+
+
+def change_record(module, state_dir, change, what, result):
+    """Apply ``change(record) -> record`` under the state store's lock (an empty record is removed)."""
+    def apply(data):
+        data = change(empty_aio_record() if data is None else check_aio_record(data, RECORD))
+        return data if data['files'] else None
     try:
-        return check_aio_record(json.loads(text), record_file)
-    except ValueError as exc:
-        module.fail_json(msg='the record file %s is not valid (%s); fix or move it aside' % (record_file, exc), **result)
+        state_store.update(state_dir, RECORD, apply, writer='deepspeed_aio')
+    except (state_store.StateError, ValueError, IOError, OSError) as exc:
+        module.fail_json(msg='%s: %s' % (what, exc), **result)
 
 
 def write_config(module, path, config, result):
-    """Write ``config`` through a temporary file in the same directory and module.atomic_move."""
-    parent = os.path.dirname(path) or '.'
+    """Write ``config`` through the collection's atomic writer; module.atomic_move keeps the owner, group and mode
+    of an existing destination."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=parent)
-        with os.fdopen(fd, 'wb') as f:
-            f.write(dump_config(config).encode('utf-8'))
-            f.flush()
-            os.fsync(f.fileno())
+        write_atomic(path, dump_config(config), mode=0o644, mover=lambda tmp, dest: module.atomic_move(
+            tmp, dest, unsafe_writes=module.params.get('unsafe_writes', False)))
     except (IOError, OSError) as exc:
-        module.fail_json(msg='cannot write a temporary file in %s: %s' % (parent, exc), **result)
-    # atomic_move keeps the owner, group and mode of an existing destination
-    module.atomic_move(tmp, path, unsafe_writes=module.params.get('unsafe_writes', False))
+        module.fail_json(msg='cannot write %s: %s' % (path, exc), **result)
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True, add_file_common_args=True)
     params = module.params
     path = params['path']
-    record_file = params['record_file']
+    state_dir = params['state_dir']
+    record_file = state_store.record_path(state_dir, RECORD)
     restoring = params['state'] == 'restored'
     result = dict(changed=False, path=path, created=False, changed_keys=[], removed_keys=[], fixed_keys=[],
                   aio=None, aio_before=None, effective=effective_aio(None)['aio'], warnings_found=[],
@@ -371,7 +372,7 @@ def main():
         result['warnings_found'] = effective_aio(config.get(AIO))['warnings']
 
     real = os.path.realpath(path)
-    record = load_record(module, record_file, result)
+    record = load_record(module, state_dir, result)
     entry = record['files'].get(real)
     result['original'] = entry
 
@@ -435,12 +436,14 @@ def main():
     if content_changed and not restoring and entry is None:
         # Before the first write: the record must hold the section found, whatever happens next.
         now = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
-        record['files'][real] = aio_record_entry(config, existed, path, now)
-        try:
-            write_json_atomic(record_file, record)
-        except (IOError, OSError) as exc:
-            module.fail_json(msg='cannot record the aio section of %s in %s before changing it: %s'
-                             % (path, record_file, exc), **result)
+        entry = aio_record_entry(config, existed, path, now)
+
+        def add(data):
+            data['files'].setdefault(real, entry)
+            return data
+        change_record(module, state_dir, add, 'cannot record the aio section of %s in %s before changing it'
+                      % (path, record_file), result)
+        record['files'][real] = entry
         result['recorded'] = True
         result['original'] = record['files'][real]
 
@@ -467,15 +470,11 @@ def main():
         result['changed'] = module.set_fs_attributes_if_different(file_args, result['changed'])
 
     if restoring:
-        del record['files'][real]
-        try:
-            if record['files']:
-                write_json_atomic(record_file, record)
-            else:
-                os.unlink(record_file)
-        except (IOError, OSError) as exc:
-            module.fail_json(msg='%s restored, but its entry could not be removed from %s: %s'
-                             % (path, record_file, exc), **result)
+        def drop(data):
+            data['files'].pop(real, None)
+            return data
+        change_record(module, state_dir, drop, '%s restored, but its entry could not be removed from %s'
+                      % (path, record_file), result)
         result['restored'] = True
         result['changed'] = True
     module.exit_json(**result)

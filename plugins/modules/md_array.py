@@ -269,11 +269,11 @@ initramfs_updated:
 '''
 
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.atomic_file import write_atomic
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import parse_mdstat
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs_plan import (
     describe_signature,
@@ -611,14 +611,7 @@ class MdArray(object):
         directory = os.path.dirname(path) or '.'
         if not os.path.isdir(directory):
             os.makedirs(directory)
-        fd, tmp = tempfile.mkstemp(prefix='.mdadm.conf.', dir=directory)
-        with os.fdopen(fd, 'w') as handle:
-            handle.write(text)
-        if os.path.exists(path):
-            self.module.set_mode_if_different(tmp, '0%o' % (os.stat(path).st_mode & 0o7777), False)
-        else:
-            os.chmod(tmp, 0o644)
-        self.module.atomic_move(tmp, path)
+        write_atomic(path, text, mode=0o644, keep_mode=True, mover=self.module.atomic_move)
 
     def persist(self, result, current):
         """Keep (or, with current=None in state absent, remove) the ARRAY line."""

@@ -7,8 +7,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import re
+
+from labplay import record_data
 
 from conftest import (
     DATA_SERIALS,
@@ -60,7 +61,7 @@ def test_udev_rule_matches_each_data_drive_by_wwid_scheduler_first(host, names):
 def test_record_holds_the_original_values_of_the_data_drives_only(host, names):
     record = host.file(RECORD)
     assert record.exists and record.mode == 0o644
-    data = json.loads(record.content_string)
+    data = record_data(record.content_string, "block_layer")
     by_serial = dict((entry["serial"], entry) for entry in data["devices"].values())
     assert sorted(by_serial) == sorted(DATA_SERIALS)
     for serial in DATA_SERIALS:

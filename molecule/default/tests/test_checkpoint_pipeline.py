@@ -8,6 +8,9 @@ import json
 import os
 
 import pytest
+from labplay import record_data
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
 
 DS_CONFIG = "/etc/deepspeed/ds_config.json"
 FOREIGN = {
@@ -31,7 +34,7 @@ def ds_config(host):
 
 @pytest.fixture(scope="module")
 def sweep(host):
-    return json.loads(host.file("/var/lib/ai_storage_checkpoint_io/depth_sweep.json").content_string)
+    return record_data(host.file(STATE_DIR + "/depth_sweep.json").content_string, "depth_sweep")
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +94,7 @@ def test_checkpoint_volume_is_mounted_xfs_on_the_data_drives(host):
 
 
 def test_the_baseline_was_measured_once_on_the_blank_drives_before_any_role(host):
-    baseline = json.loads(host.file("/var/lib/ai_storage_checkpoint_io/baseline.json").content_string)
+    baseline = record_data(host.file(STATE_DIR + "/baseline.json").content_string, "baseline")
     assert baseline["where"] == "drives" and len(baseline["target"]) == 2  # no volume yet: the raw data drives
     assert "before the xfs role formatted them" in baseline["reason"]
     assert baseline["settings"]["queue_depth"] == 32 and baseline["settings"]["block_size"] == 262144

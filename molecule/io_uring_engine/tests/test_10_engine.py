@@ -2,6 +2,8 @@
 holds NUMA-local CPUs and fio's achieved depth."""
 import json
 
+from labplay import record_data
+
 from conftest import (DATA_SERIALS, GROUP, LIMITS_FILE, MEMLOCK_KIB, PROFILE_FILE, RECORD_FILE, SYSCTL_FILE,
                       TARGET_DEPTH, TRAINING_USER, OUTSIDER, expand_cpulist)
 
@@ -84,7 +86,7 @@ def test_fio_achieved_depth_was_reported(node):
 
 
 def test_record_holds_the_values_found_before_the_first_change(node):
-    record = json.loads(node["files"][RECORD_FILE])
+    record = record_data(node["files"][RECORD_FILE], "io_uring_engine")
     # a fresh trixie node: io_uring allowed for everyone, no group; the training user not yet in the group
     assert record["sysctl"] == {"io_uring_disabled": 0, "io_uring_group": -1}
     assert record["io_uring_group"] == GROUP and record["user_was_in_group"] is False

@@ -1,12 +1,12 @@
 """io_uring_engine_state: absent puts back what the role found, and a second revert changes nothing."""
-import json
+from labplay import record_data
 
 from conftest import FILES, GROUP, OUTSIDER, RECORD_FILE, TRAINING_USER, ansible_playbook, read_node
 
 
 def test_revert_restores_the_values_found(host):
     before = read_node(host)
-    record = json.loads(before["files"][RECORD_FILE])
+    record = record_data(before["files"][RECORD_FILE], "io_uring_engine")
     rc, output, recap = ansible_playbook("revert.yml")
     assert rc == 0, output
     after = read_node(host)

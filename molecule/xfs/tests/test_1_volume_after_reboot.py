@@ -1,6 +1,6 @@
 """After converge and a reboot: the RAID0, the XFS geometry, the mount options, fstab and the directory are what
 the role was asked for - read from the node's own /proc/mdstat, xfs_info, /proc/mounts and /etc/fstab."""
-import json
+from labplay import record_data
 
 from xfs_node import CHECKPOINT_DIR, DATA_SERIALS, MOUNT_POINT, data_names, fstab_lines, mount_entry
 
@@ -97,7 +97,7 @@ def test_the_checkpoint_directory_is_on_the_volume_and_owned_by_the_trainer(node
 
 
 def test_the_record_names_what_the_role_made(node):
-    record = json.loads(node["record"])
+    record = record_data(node["record"], "xfs")
     detail = dict(line.split("=", 1) for line in node["mdadm_detail"]["stdout"].splitlines() if "=" in line)
     blkid = dict(line.split("=", 1) for line in node["blkid"]["stdout"].splitlines() if "=" in line)
     assert record["state"] == "present" and record["mount_point"] == MOUNT_POINT

@@ -7,6 +7,8 @@ force erases only the role's own signatures.
 """
 import json
 
+from labplay import record_data
+
 from xfs_node import (
     CHECKPOINT_DIR,
     MOUNT_POINT,
@@ -65,7 +67,7 @@ def test_revert_unmounts_and_removes_the_fstab_entry(host):
     assert fstab_lines(state) == []
     assert state["md_kernel"] is None and parse_mdstat(state["mdstat"]) == {}
     assert "ARRAY /dev/md/ckpt" not in state["mdadm_conf"]
-    record = json.loads(state["record"])
+    record = record_data(state["record"], "xfs")
     assert record["state"] == "reverted"  # kept: the data is still on the drives
     # without xfs_force the role's md superblocks stay on both members
     assert sorted(signatures(state).values()) == [["linux_raid_member"], ["linux_raid_member"]]

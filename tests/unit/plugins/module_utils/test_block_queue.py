@@ -309,39 +309,44 @@ IDENT = {'name': 'nvme1n1', 'wwid': 'nvme.x-1', 'serial': 'DATA0001', 'model': '
 
 
 def test_record_is_written_once_and_never_overwritten(tmp_path):
-    path = str(tmp_path / 'var' / 'lib' / 'ai' / 'block_layer.json')
-    assert bq.record_originals(path, IDENT, LAB_CURRENT, now='2026-01-01T00:00:00Z') is True
+    sdir = str(tmp_path / 'var' / 'lib' / 'ai')
+    path = os.path.join(sdir, 'block_layer.json')
+    assert bq.record_originals(sdir, IDENT, LAB_CURRENT, now='2026-01-01T00:00:00Z') is True
     changed = dict(LAB_CURRENT, nr_requests=512)
-    assert bq.record_originals(path, IDENT, changed, now='2026-01-02T00:00:00Z') is False
-    data = bq.load_record(path)
+    assert bq.record_originals(sdir, IDENT, changed, now='2026-01-02T00:00:00Z') is False
+    data = bq.load_record(sdir)
     entry = data['devices']['wwid:nvme.x-1']
     assert entry['values'] == LAB_CURRENT
     assert entry['recorded_at'] == '2026-01-01T00:00:00Z'
     assert entry['serial'] == 'DATA0001' and entry['device'] == 'nvme1n1'
     assert data['schema_version'] == 1
     assert oct(os.stat(path).st_mode & 0o777) == oct(0o644)
-    assert os.listdir(os.path.dirname(path)) == ['block_layer.json']  # no temporary file left
+    assert sorted(os.listdir(sdir)) == ['.lock', 'block_layer.json']  # no temporary file left
+    with open(path) as f:
+        assert json.load(f)['checkpoint_io_record'] == 1  # the state store's layout
 
 
 def test_record_adds_other_devices_and_drop_removes_the_file_at_the_end(tmp_path):
+    sdir = str(tmp_path)
     path = str(tmp_path / 'block_layer.json')
     other = dict(IDENT, name='nvme2n1', key='wwid:nvme.x-2')
-    bq.record_originals(path, IDENT, LAB_CURRENT)
-    bq.record_originals(path, other, LAB_CURRENT)
-    assert sorted(bq.load_record(path)['devices']) == ['wwid:nvme.x-1', 'wwid:nvme.x-2']
-    assert bq.drop_record(path, 'wwid:nvme.x-1') is True
-    assert bq.drop_record(path, 'wwid:nvme.x-1') is False
-    assert list(bq.load_record(path)['devices']) == ['wwid:nvme.x-2']
-    assert bq.drop_record(path, 'wwid:nvme.x-2') is True
+    bq.record_originals(sdir, IDENT, LAB_CURRENT)
+    bq.record_originals(sdir, other, LAB_CURRENT)
+    assert sorted(bq.load_record(sdir)['devices']) == ['wwid:nvme.x-1', 'wwid:nvme.x-2']
+    assert bq.drop_record(sdir, 'wwid:nvme.x-1') is True
+    assert bq.drop_record(sdir, 'wwid:nvme.x-1') is False
+    assert list(bq.load_record(sdir)['devices']) == ['wwid:nvme.x-2']
+    assert bq.drop_record(sdir, 'wwid:nvme.x-2') is True
     assert not os.path.exists(path)
 
 
 def test_a_damaged_record_is_never_replaced(tmp_path):
+    sdir = str(tmp_path)
     path = str(tmp_path / 'block_layer.json')
     write(path, '{not json')
     with pytest.raises(ValueError, match='not valid JSON'):
-        bq.record_originals(path, IDENT, LAB_CURRENT)
+        bq.record_originals(sdir, IDENT, LAB_CURRENT)
     write(path, json.dumps({'something': 'else'}))
     with pytest.raises(ValueError, match='no "devices"'):
-        bq.load_record(path)
-    assert bq.load_record(str(tmp_path / 'missing.json')) == bq.empty_record()
+        bq.load_record(sdir)
+    assert bq.load_record(str(tmp_path / 'missing')) == bq.empty_record()

@@ -762,8 +762,8 @@ def test_deepspeed_collector(tmp_path):
 @pytest.mark.parametrize('requested, expected', [
     (['all'], list(node_facts.SUBSETS)),
     (None, list(node_facts.SUBSETS)),
-    (['!gds'], ['nvme', 'block', 'thermal', 'io_uring', 'xfs', 'deepspeed']),
-    (['all', '!gds', '!io_uring'], ['nvme', 'block', 'thermal', 'xfs', 'deepspeed']),
+    (['!gds'], ['nvme', 'block', 'thermal', 'io_uring', 'xfs', 'deepspeed', 'state']),
+    (['all', '!gds', '!io_uring'], ['nvme', 'block', 'thermal', 'xfs', 'deepspeed', 'state']),
     (['thermal', 'nvme'], ['nvme', 'thermal']),
     (['nvme', '!nvme'], []),
 ])

@@ -110,7 +110,7 @@ def kernel(monkeypatch):
 
 
 def run(capsys, node, check=False, diff=False, **params):
-    args = dict(params, sysfs_root=node.sys, record_file=node.record, _ansible_check_mode=check,
+    args = dict(params, sysfs_root=node.sys, state_dir=os.path.dirname(node.record), _ansible_check_mode=check,
                 _ansible_diff=diff)
     args.setdefault('device', 'nvme1n1')
     with module_args(args):
@@ -154,7 +154,7 @@ def test_apply_records_originals_once_and_is_idempotent(node, kernel, capsys):
                                rq_affinity=2)
     assert node.read('nvme2n1') == ORIGINAL  # the other drive is untouched
     with open(node.record) as f:
-        record = json.load(f)
+        record = json.load(f)['data']
     entry = record['devices']['wwid:nvme.1b36-DATA0001-00000001']
     assert entry['values'] == ORIGINAL and entry['serial'] == 'DATA0001' and entry['device'] == 'nvme1n1'
     assert out['original']['values'] == ORIGINAL
@@ -304,7 +304,7 @@ def test_restore_puts_back_the_originals_and_forgets_them(node, kernel, capsys):
     # scheduler first: the switch back to none resets nr_requests to 1023, which is the original anyway
     assert [entry[1] for entry in kernel.log][0] == 'scheduler'
     with open(node.record) as f:
-        assert list(json.load(f)['devices']) == ['wwid:nvme.1b36-DATA0002-00000001']
+        assert list(json.load(f)['data']['devices']) == ['wwid:nvme.1b36-DATA0002-00000001']
 
     rc, out = run(capsys, node, state='restored')
     assert rc == 0 and out['changed'] is False and out['restored'] is False

@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import os
 
 import pytest
 import yaml
@@ -15,6 +16,9 @@ from checkpoint_io_fake_node import build_node, standard_runner
 
 from ansible.module_utils import basic
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.doc_fragments.state_store import (
+    ModuleDocFragment as StateStoreFragment,
+)
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import checkpoint_io_facts
 
 from helpers import module_args
@@ -59,12 +63,14 @@ def roots(node):
 
 def test_main_end_to_end_check_mode(node, fake_commands, capsys):
     args = dict(roots(node), _ansible_check_mode=True, training_user='trainer',
-                checkpoint_paths=['/mnt/ckpt/run1'])
+                checkpoint_paths=['/mnt/ckpt/run1'], state_dir=os.path.join(node.etc, 'no-state'))
     code, out = run_module(capsys, args)
     assert code == 0
     assert out['changed'] is False and not out.get('failed')
     facts = out['ansible_facts']['checkpoint_io']
-    assert facts['gather_subset'] == ['nvme', 'block', 'thermal', 'io_uring', 'xfs', 'gds', 'deepspeed']
+    assert facts['gather_subset'] == ['nvme', 'block', 'thermal', 'io_uring', 'xfs', 'gds', 'deepspeed', 'state']
+    assert facts['state']['exists'] is False and facts['state']['records'] == {}
+    assert not os.path.exists(args['state_dir'])  # reading the state store makes nothing
     ns = dict((n['name'], n) for n in facts['nvme']['namespaces'])
     assert ns['nvme0n1']['is_os_drive'] is True
     assert [n for n in ns if not ns[n]['in_use_reason']] == ['nvme1n1', 'nvme2n1', 'nvme4n1']
@@ -114,7 +120,8 @@ def _doc(name):
 
 
 def test_documentation_matches_argument_spec():
-    options = _doc('DOCUMENTATION')['options']
+    options = dict(_doc('DOCUMENTATION')['options'])
+    options.update(yaml.safe_load(StateStoreFragment.DOCUMENTATION)['options'])  # the state_dir doc fragment
     spec = checkpoint_io_facts.argument_spec()
     assert sorted(options) == sorted(spec)
     for name, arg in spec.items():

@@ -48,7 +48,7 @@ class Node(object):
 
     def record_data(self):
         with open(self.record) as f:
-            return json.load(f)
+            return json.load(f)['data']
 
     def snapshot(self):
         """Every file under the temporary tree (proves check mode and refusals write nothing)."""
@@ -70,7 +70,7 @@ def node(tmp_path):
 
 
 def run(capsys, node, check=False, diff=False, **params):
-    args = dict(params, record_file=node.record, _ansible_check_mode=check, _ansible_diff=diff)
+    args = dict(params, state_dir=os.path.dirname(node.record), _ansible_check_mode=check, _ansible_diff=diff)
     args.setdefault('path', node.path)
     with module_args(args):
         with pytest.raises(SystemExit) as exc:

@@ -1,0 +1,83 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin in front of the checkpoint_io_lock module: names the run from the controller and takes over the
+lease of a run of this controller whose ansible-playbook process is gone.
+
+Workers are forked from the ansible-playbook process, so the parent of this process is the run: its pid and start
+time (from /proc, where the controller has it) name the run across every play and task of the playbook.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import getpass
+import os
+import socket
+
+from ansible.plugins.action import ActionBase
+
+
+def _start_ticks(pid):
+    """The process's start time in clock ticks since boot (/proc/<pid>/stat field 22), or None."""
+    try:
+        with open('/proc/%d/stat' % pid) as handle:
+            fields = handle.read().rsplit(')', 1)[1].split()
+        return int(fields[19])
+    except (IOError, OSError, IndexError, ValueError):
+        return None
+
+
+def run_identity():
+    """(run_id, owner) of this ansible-playbook run."""
+    pid = os.getppid()
+    controller = socket.gethostname()
+    ticks = _start_ticks(pid)
+    try:
+        user = getpass.getuser()
+    except Exception:  # no passwd entry for the uid (containers): the uid names the user
+        user = str(os.getuid())
+    run_id = '%s:%d:%s' % (controller, pid, ticks if ticks is not None else 'na')
+    return run_id, dict(user=user, controller=controller, controller_pid=pid)
+
+
+def run_is_gone(lease, controller):
+    """True when ``lease`` names a run of this controller whose ansible-playbook process no longer runs."""
+    if not isinstance(lease, dict) or lease.get('controller') != controller:
+        return False
+    try:
+        pid = int(lease.get('controller_pid'))
+    except (TypeError, ValueError):
+        return False
+    ticks = _start_ticks(pid)
+    if ticks is None:
+        return True
+    return str(lease.get('run_id', '')).rsplit(':', 1)[-1] != str(ticks)
+
+
+class ActionModule(ActionBase):
+
+    _supports_check_mode = True
+    _supports_async = False
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super(ActionModule, self).run(tmp, task_vars)
+        args = dict(self._task.args)
+        run_id, owner = run_identity()
+        args.setdefault('run_id', run_id)
+        playbook = task_vars.get('ansible_play_name') or ''
+        args['owner'] = dict(owner, playbook=playbook, **(args.get('owner') or {}))
+        module = 'ai_storage.checkpoint_io.checkpoint_io_lock'
+        out = self._execute_module(module_name=module, module_args=args, task_vars=task_vars)
+        holder = out.get('holder')
+        if out.get('failed') and not args.get('take_over') and args.get('state', 'acquired') == 'acquired' \
+                and run_is_gone(holder, owner['controller']):
+            args['take_over'] = holder['run_id']
+            out = self._execute_module(module_name=module, module_args=args, task_vars=task_vars)
+            if not out.get('failed'):
+                out.setdefault('warnings', []).append(
+                    'took over the lease of run %s: its ansible-playbook process on this controller is gone'
+                    % holder['run_id'])
+        result.update(out)
+        return result

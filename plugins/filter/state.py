@@ -1,0 +1,37 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters over the state store's records (module_utils/records.py). Documentation: the .yml files beside this."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import records
+
+
+def _call(name, func, *args):
+    try:
+        return func(*args)
+    except (ValueError, TypeError) as exc:
+        raise AnsibleFilterError('%s: %s' % (name, exc))
+
+
+def sweep_key(directory, block_size, ranks):
+    return _call('sweep_key', records.sweep_key, directory, block_size, ranks)
+
+
+def recorded_sweep(facts, directory, block_size, ranks):
+    return _call('recorded_sweep', records.recorded_sweep, facts, directory, block_size, ranks)
+
+
+def sweep_ceiling(facts, directory):
+    return _call('sweep_ceiling', records.sweep_ceiling_bytes, facts, directory)
+
+
+class FilterModule(object):
+    """The state store's records."""
+
+    def filters(self):
+        return {'sweep_key': sweep_key, 'recorded_sweep': recorded_sweep, 'sweep_ceiling': sweep_ceiling}

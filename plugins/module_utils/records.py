@@ -1,0 +1,58 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the records of the state store mean (state_store.py writes and reads them; this reads their data).
+
+Every function takes the whole ``ansible_facts.checkpoint_io`` (the ``state`` section gathered) and reads it through
+:func:`records`, so a role or play never builds a record's key or walks its layout in Jinja.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import posixpath
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
+
+DEPTH_SWEEP = 'depth_sweep'
+
+
+def records(facts):
+    """The records of the ``state`` section ({} when it was not gathered or the store is empty)."""
+    if not isinstance(facts, dict):
+        raise ValueError('expected ansible_facts.checkpoint_io (a dict), got %s' % type(facts).__name__)
+    state = facts.get('state') or {}
+    return state.get('records') or {}
+
+
+def record(facts, name, default=None):
+    value = records(facts).get(name)
+    return default if value is None else value
+
+
+def sweep_key(directory, block_size, ranks):
+    """The key of one sweep in the depth_sweep record: the directory, the block size in bytes and the rank count."""
+    if not isinstance(directory, str) or not posixpath.isabs(directory):
+        raise ValueError('sweep directory %r is not an absolute path' % (directory,))
+    return '%s|%d|%d' % (posixpath.normpath(directory), parse_size(block_size, 'block_size'), int(ranks))
+
+
+def _sweep_directory(key, entry):
+    if isinstance(entry, dict) and entry.get('directory'):
+        return posixpath.normpath(entry['directory'])
+    return key.rsplit('|', 2)[0]
+
+
+def recorded_sweep(facts, directory, block_size, ranks):
+    """The recorded sweep of this directory, block size and rank count, or {}."""
+    return (record(facts, DEPTH_SWEEP, {}) or {}).get(sweep_key(directory, block_size, ranks)) or {}
+
+
+def sweep_ceiling_bytes(facts, directory):
+    """The best bandwidth (bytes/s) any recorded sweep of ``directory`` measured, or None (the verification's
+    ceiling)."""
+    directory = posixpath.normpath(directory)
+    best = [entry.get('knee', {}).get('best_bw_bytes') for key, entry in sorted(record(facts, DEPTH_SWEEP, {}).items())
+            if isinstance(entry, dict) and _sweep_directory(key, entry) == directory]
+    best = [value for value in best if isinstance(value, (int, float)) and not isinstance(value, bool)]
+    return max(best) if best else None
