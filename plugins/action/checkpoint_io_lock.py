@@ -3,8 +3,9 @@
 """Action plugin in front of the checkpoint_io_lock module: names the run from the controller and takes over the
 lease of a run of this controller whose ansible-playbook process is gone.
 
-Workers are forked from the ansible-playbook process, so the parent of this process is the run: its pid and start
-time (from /proc, where the controller has it) name the run across every play and task of the playbook.
+Workers are forked from the ansible-playbook process (under Mitogen too), so the topmost ancestor of this process
+whose command line is ansible-playbook is the run: its pid and start time (from /proc, where the controller has it)
+name the run across every play and task of the playbook.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -28,9 +29,38 @@ def _start_ticks(pid):
         return None
 
 
+def _parent(pid):
+    try:
+        with open('/proc/%d/stat' % pid) as handle:
+            return int(handle.read().rsplit(')', 1)[1].split()[1])
+    except (IOError, OSError, IndexError, ValueError):
+        return None
+
+
+def _is_playbook(pid):
+    try:
+        with open('/proc/%d/cmdline' % pid, 'rb') as handle:
+            args = handle.read().split(b'\0')
+    except (IOError, OSError):
+        return False
+    return any(os.path.basename(arg).startswith(b'ansible-playbook') for arg in args[:3])
+
+
+def run_pid():
+    """The ansible-playbook process of this run: the topmost ancestor that is one (else the parent)."""
+    found, pid = None, os.getppid()
+    for _depth in range(32):
+        if not pid or pid <= 1:
+            break
+        if _is_playbook(pid):
+            found = pid
+        pid = _parent(pid)
+    return found or os.getppid()
+
+
 def run_identity():
     """(run_id, owner) of this ansible-playbook run."""
-    pid = os.getppid()
+    pid = run_pid()
     controller = socket.gethostname()
     ticks = _start_ticks(pid)
     try:
