@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import xfs_plan as _plan
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import wipefs as _wipefs, xfs_plan as _plan
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import select_drives
 
 
@@ -51,7 +51,7 @@ def xfs_volume_plan(nvme_facts, selection, settings, target_size_bytes=None, all
 def xfs_signature_verdicts(wipefs_output, devices, ours=None):
     """``probe.stdout | ai_storage.checkpoint_io.xfs_signature_verdicts(devices, ours)``."""
     try:
-        return _plan.signature_verdicts(wipefs_output, devices, ours or {})
+        return _wipefs.signature_verdicts(wipefs_output, devices, ours or {})
     except (ValueError, TypeError) as exc:
         raise AnsibleFilterError('xfs_signature_verdicts: %s' % exc)
 

@@ -30,10 +30,6 @@ XFS_INFO_KEYS = (
 )
 LOG_KEYS = ("internal", "device", "blocks", "bytes", "version", "sunit_bytes")
 REALTIME_KEYS = ("device", "extent_size_bytes", "blocks", "extents")
-MDSTAT_ARRAY_KEYS = (
-    "level", "state", "read_only", "members", "failed", "spares", "chunk_bytes",
-    "size_bytes", "raid_disks", "active_disks", "degraded",
-)
 MOUNT_SECTOR_BYTES = 512
 
 _SECTIONS = ("meta-data", "data", "naming", "log", "realtime")
@@ -52,11 +48,6 @@ _BOOL_FEATURES = (
     "projid32bit", "spinodes", "unwritten", "lazy_count",
 )
 
-_MD_LINE_RE = re.compile(r"^(md\S*)\s*:\s*(active|inactive)(?:\s*\(([^)]*)\))?\s*(.*)$")
-_MD_MEMBER_RE = re.compile(r"^(\S+?)\[(\d+)\]((?:\([A-Za-z]\))*)$")
-_MD_BLOCKS_RE = re.compile(r"(\d+)\s+blocks")
-_MD_CHUNK_RE = re.compile(r"(\d+)([kKmM])\s+chunk")
-_MD_STATUS_RE = re.compile(r"\[(\d+)/(\d+)\]\s*\[([U_]+)\]")
 
 
 # ---------------------------------------------------------------- xfs_info
@@ -245,74 +236,3 @@ def mount_stripe_bytes(options):
         is_number = isinstance(value, int) and not isinstance(value, bool)
         result[key + "_bytes"] = value * MOUNT_SECTOR_BYTES if is_number else None
     return result
-
-
-# ---------------------------------------------------------------- /proc/mdstat
-def _md_members(tokens):
-    members, failed, spares = [], [], []
-    for token in tokens:
-        match = _MD_MEMBER_RE.match(token)
-        if not match:
-            continue
-        name, role, flags = match.group(1), int(match.group(2)), match.group(3)
-        if "(F)" in flags:
-            failed.append((role, name))
-        elif "(S)" in flags:
-            spares.append((role, name))
-        else:
-            members.append((role, name))
-    return [n for _r, n in sorted(members)], [n for _r, n in sorted(failed)], [n for _r, n in sorted(spares)]
-
-
-def _md_array(match):
-    state, qualifier, rest = match.group(2), (match.group(3) or ""), match.group(4).split()
-    level = rest[0] if rest and "[" not in rest[0] else None
-    members, failed, spares = _md_members(rest[1:] if level else rest)
-    array = dict.fromkeys(MDSTAT_ARRAY_KEYS)
-    array.update({
-        "level": level, "state": state, "read_only": "read-only" in qualifier,
-        "members": members, "failed": failed, "spares": spares,
-    })
-    return array
-
-
-def _md_detail(array, line):
-    if line.lstrip().startswith("bitmap:"):
-        return
-    blocks = _MD_BLOCKS_RE.search(line)
-    if blocks and array["size_bytes"] is None:
-        array["size_bytes"] = int(blocks.group(1)) * 1024
-    chunk = _MD_CHUNK_RE.search(line)
-    if chunk:
-        array["chunk_bytes"] = int(chunk.group(1)) * (1024 if chunk.group(2) in "kK" else 1024 * 1024)
-    status = _MD_STATUS_RE.search(line)
-    if status:
-        array["raid_disks"], array["active_disks"] = int(status.group(1)), int(status.group(2))
-        array["degraded"] = "_" in status.group(3)
-
-
-def parse_mdstat(text):
-    """Parse ``/proc/mdstat`` into ``{"md0": {...}, "md127": {...}}``.
-
-    Each array: ``{level: "raid0"|"raid10"|... or None (inactive), state:
-    "active"|"inactive", read_only: bool ("(auto-read-only)"), members:
-    [device names in role order, spares and failed excluded], failed: [...],
-    spares: [...], chunk_bytes: int or None (raid1/linear have none),
-    size_bytes: int (1 KiB blocks x 1024), raid_disks, active_disks: int or
-    None, degraded: bool or None (None where mdstat prints no [n/m] status,
-    e.g. raid0)}``. Text that holds no md arrays gives ``{}`` (an empty
-    /proc/mdstat is legitimate); never raises.
-    """
-    arrays = {}
-    if not isinstance(text, str):
-        return arrays
-    current = None
-    for line in text.splitlines():
-        match = _MD_LINE_RE.match(line)
-        if match:
-            current = arrays[match.group(1)] = _md_array(match)
-        elif current is not None and line[:1].isspace() and line.strip():
-            _md_detail(current, line)
-        else:
-            current = None
-    return arrays

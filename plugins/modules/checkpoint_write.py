@@ -465,7 +465,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runne
     written_so_far,
 )
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import Context
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs_plan import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.wipefs import (
     WIPEFS_COLUMNS,
     describe_signature,
     parse_wipefs_json,

@@ -19,8 +19,8 @@ from xfs_node import (
     read_node,
 )
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import parse_mdstat
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs_plan import parse_wipefs_json
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.md import parse_mdstat
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.wipefs import parse_wipefs_json
 
 
 def snapshot(state):

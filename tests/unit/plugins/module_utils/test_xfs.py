@@ -12,12 +12,11 @@ import pytest
 
 from conftest import REAL_WORLD
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.md import MDSTAT_ARRAY_KEYS, parse_mdstat
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import (
     LOG_KEYS,
-    MDSTAT_ARRAY_KEYS,
     XFS_INFO_KEYS,
     mount_stripe_bytes,
-    parse_mdstat,
     parse_mount_options,
     parse_xfs_info,
 )

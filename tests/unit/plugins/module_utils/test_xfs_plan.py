@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import xfs_plan as xp
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import wipefs as wf, xfs_plan as xp
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import (
     parse_mount_options,
     parse_xfs_info,
@@ -358,23 +358,23 @@ def test_the_plan_does_not_modify_its_inputs():
 
 # ---------------------------------------------------------------- signatures
 def test_parse_wipefs_json():
-    sigs = xp.parse_wipefs_json(LAB_WIPEFS)
+    sigs = wf.parse_wipefs_json(LAB_WIPEFS)
     assert [s['device'] for s in sigs] == ['nvme1n1', 'nvme2n1']
     assert sigs[0] == {'device': 'nvme1n1', 'offset': '0x438', 'type': 'ext4',
                        'uuid': '68efbee8-e2fc-4726-b513-4e32e0991b1b', 'label': None, 'usage': 'filesystem'}
-    assert xp.parse_wipefs_json('{\n   "signatures": [\n\n   ]\n}\n') == []
-    assert xp.parse_wipefs_json('') == []
-    assert xp.parse_wipefs_json({'signatures': []}) == []
+    assert wf.parse_wipefs_json('{\n   "signatures": [\n\n   ]\n}\n') == []
+    assert wf.parse_wipefs_json('') == []
+    assert wf.parse_wipefs_json({'signatures': []}) == []
 
 
 @pytest.mark.parametrize('text', ['not json', '[1, 2]', '{"signatures": 3}', 5])
 def test_parse_wipefs_json_refuses_other_output(text):
     with pytest.raises(ValueError):
-        xp.parse_wipefs_json(text)
+        wf.parse_wipefs_json(text)
 
 
 def test_foreign_signatures_are_refused_naming_device_serial_and_signature():
-    verdicts = xp.signature_verdicts(LAB_WIPEFS, SELECTED, {'md_uuids': [MD_UUID_MDADM]})
+    verdicts = wf.signature_verdicts(LAB_WIPEFS, SELECTED, {'md_uuids': [MD_UUID_MDADM]})
     by_path = dict((d['path'], d) for d in verdicts['devices'])
     assert by_path['/dev/nvme1n1']['verdict'] == 'foreign'
     assert by_path['/dev/nvme2n1']['verdict'] == 'ours'
@@ -383,7 +383,7 @@ def test_foreign_signatures_are_refused_naming_device_serial_and_signature():
 
 
 def test_without_a_record_every_signature_is_foreign():
-    verdicts = xp.signature_verdicts(LAB_WIPEFS, ['/dev/nvme1n1', '/dev/nvme2n1'])
+    verdicts = wf.signature_verdicts(LAB_WIPEFS, ['/dev/nvme1n1', '/dev/nvme2n1'])
     assert [d['verdict'] for d in verdicts['devices']] == ['foreign', 'foreign']
     assert 'linux_raid_member signature (UUID e78a7203-e730-df8e-32ae-8ffcb4fc9ee8, label lab-node:ckpt, ' \
            'offset 0x1000)' in verdicts['refused'][1]
@@ -394,7 +394,7 @@ def test_clean_devices_and_partition_tables_and_symlinks():
              'usage': 'partition table'},
             {'device': 'md127', 'offset': '0x0', 'type': 'xfs', 'uuid': 'ABC-1', 'label': 'checkpoints',
              'usage': 'filesystem'}]
-    verdicts = xp.signature_verdicts(sigs, [
+    verdicts = wf.signature_verdicts(sigs, [
         {'path': '/dev/disk/by-id/nvme-LOG'}, {'path': '/dev/md/ckpt', 'kernel_name': 'md127'}, '/dev/nvme9n1'],
         {'fs_uuids': ['ABC1']})
     assert [d['verdict'] for d in verdicts['devices']] == ['foreign', 'ours', 'clean']
@@ -404,14 +404,14 @@ def test_clean_devices_and_partition_tables_and_symlinks():
 def test_an_xfs_of_someone_else_is_foreign_and_our_log_is_ours():
     sigs = [{'device': 'md127', 'offset': '0x0', 'type': 'xfs', 'uuid': 'other'},
             {'device': 'nvme3n1', 'offset': '0x0', 'type': 'xfs_external_log', 'uuid': None}]
-    verdicts = xp.signature_verdicts(sigs, [{'path': '/dev/md/ckpt', 'kernel_name': 'md127'}, '/dev/nvme3n1'],
+    verdicts = wf.signature_verdicts(sigs, [{'path': '/dev/md/ckpt', 'kernel_name': 'md127'}, '/dev/nvme3n1'],
                                      {'fs_uuids': ['mine'], 'log_devices': ['/dev/nvme3n1']})
     assert [d['verdict'] for d in verdicts['devices']] == ['foreign', 'ours']
 
 
 def test_norm_uuid():
-    assert xp.norm_uuid(MD_UUID_MDADM) == xp.norm_uuid('e78a7203-e730-df8e-32ae-8ffcb4fc9ee8')
-    assert xp.norm_uuid('') is None and xp.norm_uuid(None) is None
+    assert wf.norm_uuid(MD_UUID_MDADM) == wf.norm_uuid('e78a7203-e730-df8e-32ae-8ffcb4fc9ee8')
+    assert wf.norm_uuid('') is None and wf.norm_uuid(None) is None
 
 
 # ---------------------------------------------------------------- read back

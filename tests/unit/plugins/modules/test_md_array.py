@@ -15,6 +15,7 @@ import pytest
 
 from ansible.module_utils import basic
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import md
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import md_array
 
 from helpers import module_args
@@ -253,7 +254,7 @@ def test_create_persists_the_array_line_and_is_idempotent(node, capsys):
     assert out['size_bytes'] == 16756736 * 512 and out['level'] == 'raid0' and out['metadata'] == '1.2'
     line = 'ARRAY /dev/md/ckpt metadata=1.2 UUID=%s name=lab-node:ckpt' % UUID
     assert out['conf_line'] == line and out['initramfs_updated'] is False
-    assert node.read_conf() == CONF + md_array.MARKER % 'ckpt' + '\n' + line + '\n'
+    assert node.read_conf() == CONF + md.MARKER % 'ckpt' + '\n' + line + '\n'
     assert out['signatures'] == []
 
     rc, again = run(capsys, node, uuid=UUID)
@@ -281,7 +282,7 @@ def test_the_array_line_is_replaced_in_place(node, capsys):
     rc, out = run(capsys, node)
     assert rc == 0
     lines = node.read_conf().splitlines()
-    assert lines[-3:] == [md_array.MARKER % 'ckpt', out['conf_line'],
+    assert lines[-3:] == [md.MARKER % 'ckpt', out['conf_line'],
                           'ARRAY /dev/md/other metadata=1.2 UUID=11111111:11111111:11111111:11111111']
     rc, again = run(capsys, node)
     assert again['changed'] is False
@@ -464,9 +465,9 @@ def test_nothing_to_stop(node, capsys):
 
 
 def test_helpers():
-    assert md_array.parse_export("MD_LEVEL=raid0\nMD_NAME='x:y'\nnoise\n") == {'MD_LEVEL': 'raid0', 'MD_NAME': 'x:y'}
-    assert md_array.name_matches('lab-node:ckpt', 'ckpt') and md_array.name_matches('ckpt', 'ckpt')
-    assert not md_array.name_matches('lab-node:ckpt2', 'ckpt') and not md_array.name_matches(None, 'ckpt')
-    assert md_array.colon_uuid('e78a7203-e730-df8e-32ae-8ffcb4fc9ee8') == UUID
-    assert md_array.colon_uuid('short') == 'short'
-    assert md_array.update_conf('', '/dev/md/x', None, None, 'x') == ''
+    assert md.parse_export("MD_LEVEL=raid0\nMD_NAME='x:y'\nnoise\n") == {'MD_LEVEL': 'raid0', 'MD_NAME': 'x:y'}
+    assert md.name_matches('lab-node:ckpt', 'ckpt') and md.name_matches('ckpt', 'ckpt')
+    assert not md.name_matches('lab-node:ckpt2', 'ckpt') and not md.name_matches(None, 'ckpt')
+    assert md.colon_uuid('e78a7203-e730-df8e-32ae-8ffcb4fc9ee8') == UUID
+    assert md.colon_uuid('short') == 'short'
+    assert md.update_conf('', '/dev/md/x', None, None, 'x') == ''

@@ -1,0 +1,509 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""md RAID: /proc/mdstat parsed, mdadm's sizes and its --export output, mdadm.conf lines, and :class:`MdArray`,
+the md_array module's work on a node (find, create or assemble, verify, persist, stop). The parsers and sizes are
+pure (the md sizes mdadm uses are planning: xfs_plan.py); MdArray runs mdadm through an AnsibleModule."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+from ansible.module_utils.common.text.converters import to_native
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.atomic_file import write_atomic
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.wipefs import (
+    WIPEFS_COLUMNS,
+    describe_signature,
+    norm_uuid,
+    parse_wipefs_json,
+)
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs_plan import md_kib, parse_chunk
+
+MDSTAT_ARRAY_KEYS = (
+    "level", "state", "read_only", "members", "failed", "spares", "chunk_bytes",
+    "size_bytes", "raid_disks", "active_disks", "degraded",
+)
+_MD_LINE_RE = re.compile(r"^(md\S*)\s*:\s*(active|inactive)(?:\s*\(([^)]*)\))?\s*(.*)$")
+_MD_MEMBER_RE = re.compile(r"^(\S+?)\[(\d+)\]((?:\([A-Za-z]\))*)$")
+_MD_BLOCKS_RE = re.compile(r"(\d+)\s+blocks")
+_MD_CHUNK_RE = re.compile(r"(\d+)([kKmM])\s+chunk")
+_MD_STATUS_RE = re.compile(r"\[(\d+)/(\d+)\]\s*\[([U_]+)\]")
+
+
+# ---------------------------------------------------------------- /proc/mdstat
+def _md_members(tokens):
+    members, failed, spares = [], [], []
+    for token in tokens:
+        match = _MD_MEMBER_RE.match(token)
+        if not match:
+            continue
+        name, role, flags = match.group(1), int(match.group(2)), match.group(3)
+        if "(F)" in flags:
+            failed.append((role, name))
+        elif "(S)" in flags:
+            spares.append((role, name))
+        else:
+            members.append((role, name))
+    return [n for _r, n in sorted(members)], [n for _r, n in sorted(failed)], [n for _r, n in sorted(spares)]
+
+
+def _md_array(match):
+    state, qualifier, rest = match.group(2), (match.group(3) or ""), match.group(4).split()
+    level = rest[0] if rest and "[" not in rest[0] else None
+    members, failed, spares = _md_members(rest[1:] if level else rest)
+    array = dict.fromkeys(MDSTAT_ARRAY_KEYS)
+    array.update({
+        "level": level, "state": state, "read_only": "read-only" in qualifier,
+        "members": members, "failed": failed, "spares": spares,
+    })
+    return array
+
+
+def _md_detail(array, line):
+    if line.lstrip().startswith("bitmap:"):
+        return
+    blocks = _MD_BLOCKS_RE.search(line)
+    if blocks and array["size_bytes"] is None:
+        array["size_bytes"] = int(blocks.group(1)) * 1024
+    chunk = _MD_CHUNK_RE.search(line)
+    if chunk:
+        array["chunk_bytes"] = int(chunk.group(1)) * (1024 if chunk.group(2) in "kK" else 1024 * 1024)
+    status = _MD_STATUS_RE.search(line)
+    if status:
+        array["raid_disks"], array["active_disks"] = int(status.group(1)), int(status.group(2))
+        array["degraded"] = "_" in status.group(3)
+
+
+def parse_mdstat(text):
+    """Parse ``/proc/mdstat`` into ``{"md0": {...}, "md127": {...}}``.
+
+    Each array: ``{level: "raid0"|"raid10"|... or None (inactive), state:
+    "active"|"inactive", read_only: bool ("(auto-read-only)"), members:
+    [device names in role order, spares and failed excluded], failed: [...],
+    spares: [...], chunk_bytes: int or None (raid1/linear have none),
+    size_bytes: int (1 KiB blocks x 1024), raid_disks, active_disks: int or
+    None, degraded: bool or None (None where mdstat prints no [n/m] status,
+    e.g. raid0)}``. Text that holds no md arrays gives ``{}`` (an empty
+    /proc/mdstat is legitimate); never raises.
+    """
+    arrays = {}
+    if not isinstance(text, str):
+        return arrays
+    current = None
+    for line in text.splitlines():
+        match = _MD_LINE_RE.match(line)
+        if match:
+            current = arrays[match.group(1)] = _md_array(match)
+        elif current is not None and line[:1].isspace() and line.strip():
+            _md_detail(current, line)
+        else:
+            current = None
+    return arrays
+
+
+# ---------------------------------------------------------------- mdadm on a node
+MARKER = '# Managed by Ansible (ai_storage.checkpoint_io.md_array): %s'
+
+
+def parse_export(text):
+    """``mdadm --detail/--examine --export`` KEY=value lines -> dict."""
+    result = {}
+    for line in (text or '').splitlines():
+        key, sep, value = line.strip().partition('=')
+        if sep and key.startswith('MD_'):
+            result[key] = value.strip().strip("'")
+    return result
+
+
+def name_matches(md_name, name):
+    """Superblock name ``host:ckpt`` (or ``ckpt``) against the array name ``ckpt``."""
+    return bool(md_name) and (md_name == name or md_name.rsplit(':', 1)[-1] == name)
+
+
+def colon_uuid(value):
+    """Any UUID spelling -> mdadm's ``8:8:8:8`` form."""
+    raw = norm_uuid(value)
+    if not raw or len(raw) != 32:
+        return value
+    return ':'.join(raw[i:i + 8] for i in range(0, 32, 8))
+
+
+def update_conf(text, device, uuid, line, name):
+    """O(conf_file) text with ``line`` for ``device``/``uuid`` (None: removed), in place."""
+    marker = MARKER % name
+    wanted = norm_uuid(uuid)
+    out = []
+    placed = False
+    for raw in text.splitlines():
+        stripped = raw.strip()
+        if stripped == marker:
+            continue
+        tokens = stripped.split()
+        if tokens[:1] == ['ARRAY']:
+            same_device = len(tokens) > 1 and tokens[1] == device
+            same_uuid = wanted and any(tok.startswith('UUID=') and norm_uuid(tok[5:]) == wanted for tok in tokens)
+            if same_device or same_uuid:
+                if line and not placed:
+                    out.extend([marker, line])
+                    placed = True
+                continue
+        out.append(raw)
+    if line and not placed:
+        out.extend([marker, line])
+    result = '\n'.join(out)
+    return result + '\n' if result else result
+
+
+class MdArray(object):
+    def __init__(self, module):
+        self.module = module
+        self.params = module.params
+        self.name = self.params['name']
+        self.device = '/dev/md/' + self.name
+        self.commands = []
+        self.mdadm = module.get_bin_path('mdadm', required=True)
+
+    # --- environment -------------------------------------------------------
+    def path(self, dev_path):
+        """A /dev path under devfs_root (tests); unchanged on real nodes."""
+        root = self.params['devfs_root']
+        if root != '/dev' and dev_path.startswith('/dev/'):
+            return os.path.join(root, dev_path[len('/dev/'):])
+        return dev_path
+
+    def kernel_name(self, dev_path):
+        real = os.path.realpath(self.path(dev_path))
+        return os.path.basename(real) if os.path.exists(real) else None
+
+    def run(self, argv, check_rc=True):
+        rc, out, err = self.module.run_command(argv, environ_update={'LANG': 'C', 'LC_ALL': 'C'})
+        if check_rc and rc != 0:
+            self.module.fail_json(msg='%s failed (rc=%d): %s' % (' '.join(argv), rc, (err or out).strip()),
+                                  rc=rc, stdout=out, stderr=err, commands=self.commands)
+        return rc, out, err
+
+    def execute(self, argv):
+        self.commands.append(argv)
+        if not self.module.check_mode:
+            self.run(argv)
+
+    def mdstat(self):
+        try:
+            with open(os.path.join(self.params['procfs_root'], 'mdstat')) as handle:
+                return parse_mdstat(handle.read())
+        except (IOError, OSError):
+            return {}
+
+    def sys_block(self, name, *parts):
+        return os.path.join(self.params['sysfs_root'], 'class', 'block', name, *parts)
+
+    def holders(self, name):
+        try:
+            return sorted(os.listdir(self.sys_block(name, 'holders')))
+        except (IOError, OSError):
+            return []
+
+    def size_bytes(self, kernel):
+        try:
+            with open(self.sys_block(kernel, 'size')) as handle:
+                return int(handle.read().strip()) * 512
+        except (IOError, OSError, ValueError):
+            return None
+
+    def detail(self, path):
+        rc, out, dummy = self.run([self.mdadm, '--detail', '--export', path], check_rc=False)
+        return parse_export(out) if rc == 0 else None
+
+    def sys_uuid(self, kernel):
+        try:
+            with open(self.sys_block(kernel, 'md', 'uuid')) as handle:
+                return handle.read().strip()
+        except (IOError, OSError):
+            return None
+
+    def examine(self, member):
+        rc, out, dummy = self.run([self.mdadm, '--examine', '--export', member], check_rc=False)
+        info = parse_export(out) if rc == 0 else {}
+        return info if info.get('MD_UUID') else None
+
+    def signatures(self, members):
+        wipefs = self.module.get_bin_path('wipefs', required=True)
+        dummy, out, dummy_err = self.run([wipefs, '--no-act', '--json', '--output', WIPEFS_COLUMNS] + members)
+        try:
+            return parse_wipefs_json(out)
+        except ValueError as exc:
+            self.module.fail_json(msg=to_native(exc))
+
+    def locate(self, arrays, kernel_members=None):
+        """Kernel name of this array when it runs, or None.
+
+        /dev/md/<name> first; else the md device whose UUID is O(uuid); else the running array made of exactly
+        ``kernel_members`` whose superblock name is O(name). An initramfs that assembles arrays with an older
+        copy of mdadm.conf names them /dev/md/<host>:<name> or /dev/md127, so the link alone is not enough.
+        """
+        running = sorted(name for name, array in arrays.items() if array.get('state') == 'active')
+        kernel = self.kernel_name(self.device)
+        if kernel in running:
+            return kernel
+        wanted = norm_uuid(self.params['uuid'])
+        if wanted:
+            for name in running:
+                if norm_uuid(self.sys_uuid(name)) == wanted:
+                    return name
+        if kernel_members:
+            for name in running:
+                if sorted(arrays[name].get('members') or []) == sorted(kernel_members):
+                    info = self.detail('/dev/' + name) or {}
+                    if name_matches(info.get('MD_NAME'), self.name):
+                        return name
+        return None
+
+    def active(self, kernel_members=None):
+        """{kernel_name, path, level, chunk_bytes, members, uuid, md_name, metadata, size_bytes} of the running
+        array, or None."""
+        arrays = self.mdstat()
+        kernel = self.locate(arrays, kernel_members)
+        if not kernel:
+            return None
+        info = self.detail('/dev/' + kernel) or {}
+        array = arrays[kernel]
+        return {'kernel_name': kernel, 'path': '/dev/' + kernel, 'level': array.get('level'),
+                'chunk_bytes': array.get('chunk_bytes'), 'members': array.get('members') or [],
+                'uuid': info.get('MD_UUID'), 'md_name': info.get('MD_NAME'), 'metadata': info.get('MD_METADATA'),
+                'size_bytes': self.size_bytes(kernel)}
+
+    # --- present -----------------------------------------------------------
+    def mismatches(self, current, kernel_members, chunk):
+        problems = []
+        if current['level'] != 'raid0':
+            problems.append('level %s (asked raid0)' % current['level'])
+        if current['chunk_bytes'] != chunk:
+            problems.append('chunk %s bytes (asked %d)' % (current['chunk_bytes'], chunk))
+        if sorted(current['members']) != sorted(kernel_members):
+            problems.append('members %s (asked %s)' % (', '.join(current['members']), ', '.join(kernel_members)))
+        wanted = self.params['uuid']
+        if wanted and norm_uuid(current['uuid']) != norm_uuid(wanted):
+            problems.append('UUID %s (asked %s)' % (current['uuid'], wanted))
+        return problems
+
+    def assemblable(self, members):
+        """The common superblock of the members when they hold one RAID0 array named ``name``; else None."""
+        infos = [self.examine(member) for member in members]
+        if not all(infos):
+            return None
+        uuids = set(norm_uuid(info.get('MD_UUID')) for info in infos)
+        first = infos[0]
+        if len(uuids) != 1 or not name_matches(first.get('MD_NAME'), self.name):
+            return None
+        if first.get('MD_LEVEL') != 'raid0' or first.get('MD_DEVICES') != str(len(members)):
+            return None
+        if self.params['uuid'] and norm_uuid(self.params['uuid']) not in uuids:
+            return None
+        return first
+
+    def present(self, result):
+        members = self.params['members'] or []
+        if len(members) < 2:
+            self.module.fail_json(msg='members: a RAID0 array needs at least two members, got %d (%s)'
+                                  % (len(members), ', '.join(members) or 'none'))
+        try:
+            chunk = parse_chunk(self.params['chunk'], 'chunk')
+        except ValueError as exc:
+            self.module.fail_json(msg=to_native(exc))
+        kernel_members = []
+        for member in members:
+            kernel = self.kernel_name(member)
+            if not kernel:
+                self.module.fail_json(msg='members: %s does not exist' % member)
+            if kernel in kernel_members:
+                self.module.fail_json(msg='members: %s is given twice (%s)' % (kernel, ', '.join(members)))
+            kernel_members.append(kernel)
+        result.update(chunk_bytes=chunk, members=kernel_members, level='raid0', metadata=self.params['metadata'])
+
+        current = self.active(kernel_members)
+        before = self.describe(current)
+        if current:
+            problems = self.mismatches(current, kernel_members, chunk)
+            if problems:
+                self.module.fail_json(msg='%s (%s) already exists with %s; nothing was changed. Stop it first '
+                                      '(state=absent) to make it again.'
+                                      % (self.device, current['kernel_name'], '; '.join(problems)), **result)
+            self.finish(result, current, 'none', before)
+            return
+
+        arrays = self.mdstat()
+        for array_name, array in sorted(arrays.items()):
+            taken = sorted(set(array.get('members') or []) & set(kernel_members))
+            if taken:
+                self.module.fail_json(msg='%s: already a member of the running array %s; nothing was changed'
+                                      % (', '.join(taken), array_name), **result)
+        for kernel in kernel_members:
+            holders = self.holders(kernel)
+            if holders:
+                self.module.fail_json(msg='%s has holders (%s): it is in use; nothing was changed'
+                                      % (kernel, ', '.join(holders)), **result)
+
+        found = self.assemblable(members)
+        if found:
+            uuid = found.get('MD_UUID')
+            self.execute([self.mdadm, '--assemble', self.device, '--uuid=' + colon_uuid(uuid)] + members)
+            action = 'assembled'
+        else:
+            signatures = self.signatures(members)
+            result['signatures'] = signatures
+            carrying = []
+            for member, kernel in zip(members, kernel_members):
+                own = [sig for sig in signatures if sig.get('device') in (kernel, member, os.path.basename(member))]
+                if own:
+                    carrying.append((member, own))
+            if carrying and not self.params['force']:
+                found = '; '.join('%s carries %s' % (member, ', '.join(describe_signature(sig) for sig in sigs))
+                                  for member, sigs in carrying)
+                self.module.fail_json(msg='refusing to create %s: %s. Nothing was changed; force=true erases these '
+                                          'signatures (wipefs --all) and what they hold.' % (self.device, found),
+                                      **result)
+            wipefs = self.module.get_bin_path('wipefs', required=True) if carrying else None
+            for member, dummy in carrying:
+                self.execute([wipefs, '--all', member])
+            self.execute([self.mdadm, '--create', self.device, '--run', '--metadata=' + self.params['metadata'],
+                          '--level=raid0', '--raid-devices=%d' % len(members), '--chunk=' + md_kib(chunk),
+                          '--name=' + self.name] + members)
+            action = 'created'
+
+        if self.module.check_mode:
+            result.update(action=action, changed=True)
+            result['diff'] = [{'before_header': self.device, 'before': before,
+                               'after_header': self.device,
+                               'after': 'raid0, chunk %s, members %s (%s)\n'
+                                        % (md_kib(chunk), ', '.join(kernel_members), action)}]
+            self.persist(result, None)
+            return
+        self.settle()
+        current = self.active(kernel_members)
+        if not current:
+            self.module.fail_json(msg='%s is not running after mdadm --%s' % (self.device, action[:-1]
+                                  if action == 'created' else 'assemble'), **result)
+        problems = self.mismatches(current, kernel_members, chunk)
+        if problems:
+            if action == 'assembled':
+                self.run([self.mdadm, '--stop', current['path']], check_rc=False)
+            again = ' (stopped again)' if action == 'assembled' else ''
+            self.module.fail_json(msg='%s %s with %s%s' % (self.device, action, '; '.join(problems), again),
+                                  **result)
+        self.finish(result, current, action, before)
+
+    def settle(self):
+        udevadm = self.module.get_bin_path('udevadm')
+        if udevadm:
+            self.run([udevadm, 'settle', '--timeout=30'], check_rc=False)
+
+    @staticmethod
+    def describe(current):
+        if not current:
+            return 'absent\n'
+        return '%s, chunk %s, members %s\n' % (current['level'], md_kib(current['chunk_bytes'] or 0),
+                                               ', '.join(current['members']))
+
+    def finish(self, result, current, action, before):
+        result.update(kernel_name=current['kernel_name'], path=current['path'], uuid=current['uuid'],
+                      md_name=current['md_name'],
+                      metadata=current['metadata'] or self.params['metadata'], size_bytes=current['size_bytes'],
+                      members=current['members'], chunk_bytes=current['chunk_bytes'], level=current['level'],
+                      action=action)
+        if action != 'none':
+            result['changed'] = True
+        result['diff'] = [{'before_header': self.device, 'before': before, 'after_header': self.device,
+                           'after': self.describe(current)}]
+        self.persist(result, current)
+
+    # --- mdadm.conf --------------------------------------------------------
+    def read_conf(self):
+        try:
+            with open(self.params['conf_file']) as handle:
+                return handle.read()
+        except (IOError, OSError):
+            return ''
+
+    def write_conf(self, text):
+        path = self.params['conf_file']
+        directory = os.path.dirname(path) or '.'
+        if not os.path.isdir(directory):
+            os.makedirs(directory)
+        write_atomic(path, text, mode=0o644, keep_mode=True, mover=self.module.atomic_move)
+
+    def persist(self, result, current):
+        """Keep (or, with current=None in state absent, remove) the ARRAY line."""
+        if not self.params['persist']:
+            return
+        state = self.params['state']
+        if state == 'present':
+            if current:
+                line = 'ARRAY %s metadata=%s UUID=%s name=%s' % (
+                    self.device, current['metadata'] or self.params['metadata'], colon_uuid(current['uuid']),
+                    current['md_name'])
+                uuid = current['uuid']
+            else:  # check mode, array not made yet
+                line = 'ARRAY %s metadata=%s UUID=<assigned by mdadm --create> name=<hostname>:%s' % (
+                    self.device, self.params['metadata'], self.name)
+                uuid = None
+        else:
+            line, uuid = None, result.get('uuid') or self.params['uuid']
+        before = self.read_conf()
+        after = update_conf(before, self.device, uuid, line, self.name)
+        result['conf_line'] = line
+        if after == before:
+            return
+        result['conf_changed'] = True
+        result['changed'] = True
+        result['diff'].append({'before_header': self.params['conf_file'], 'before': before,
+                               'after_header': self.params['conf_file'], 'after': after})
+        if self.module.check_mode or (state == 'present' and not current):
+            return
+        self.write_conf(after)
+        if self.params['update_initramfs']:
+            tool = self.module.get_bin_path('update-initramfs', required=True)
+            self.commands.append([tool, '-u'])
+            self.run([tool, '-u'])
+            result['initramfs_updated'] = True
+
+    # --- absent ------------------------------------------------------------
+    def absent(self, result):
+        given = [self.kernel_name(member) for member in self.params['members'] or []]
+        current = self.active([name for name in given if name])
+        before = self.describe(current)
+        result['diff'] = [{'before_header': self.device, 'before': before, 'after_header': self.device,
+                           'after': 'absent\n'}]
+        wanted = self.params['uuid']
+        members = []
+        if current:
+            if wanted and norm_uuid(current['uuid']) != norm_uuid(wanted):
+                self.module.fail_json(msg='%s has UUID %s, not %s: not stopping someone else\'s array'
+                                      % (self.device, current['uuid'], wanted), **result)
+            result.update(uuid=current['uuid'], md_name=current['md_name'], kernel_name=current['kernel_name'],
+                          path=current['path'], members=current['members'], chunk_bytes=current['chunk_bytes'],
+                          level=current['level'])
+            members = ['/dev/' + name for name in current['members']]
+            self.execute([self.mdadm, '--stop', current['path']])
+            result['action'] = 'stopped'
+        elif self.params['force']:
+            members = list(self.params['members'] or [])
+        if self.params['force']:
+            array_uuid = norm_uuid(current['uuid']) if current else norm_uuid(wanted)
+            for member in members:
+                if not current and not os.path.exists(self.path(member)):
+                    continue
+                info = self.examine(member)
+                if not info:
+                    continue
+                same = norm_uuid(info.get('MD_UUID')) == array_uuid if array_uuid else \
+                    name_matches(info.get('MD_NAME'), self.name)
+                if same:
+                    self.execute([self.mdadm, '--zero-superblock', member])
+                    result['action'] = 'stopped' if current else 'absent'
+                    result['uuid'] = result['uuid'] or info.get('MD_UUID')
+        if self.commands:
+            result['changed'] = True
+        self.persist(result, None)
