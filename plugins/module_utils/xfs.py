@@ -49,7 +49,6 @@ _BOOL_FEATURES = (
 )
 
 
-
 # ---------------------------------------------------------------- xfs_info
 def _split_sections(text, errors):
     """``{section: {"_header": str, key: str}}`` from xfs_info/mkfs.xfs text.

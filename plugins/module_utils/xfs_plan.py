@@ -96,6 +96,7 @@ OPPOSITES = {'noatime': ('relatime', 'strictatime'), 'relatime': ('noatime', 'st
              'inode64': ('inode32',), 'inode32': ('inode64',), 'largeio': ('nolargeio',),
              'nolargeio': ('largeio',), 'discard': ('nodiscard',), 'nodiscard': ('discard',)}
 
+
 # ---------------------------------------------------------------- sizes
 def is_power_of_two(value):
     return isinstance(value, int) and not isinstance(value, bool) and value > 0 and value & (value - 1) == 0

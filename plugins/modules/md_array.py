@@ -272,6 +272,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.md import MdArray
 
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
