@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The playbook-level interface: the shared ``checkpoint_io_*`` inventory variables, their types, limits and defaults.
 
-One table (:data:`SPEC`) that the plays validate against before anything changes (``playbooks/tasks/inputs.yml``
+One table (:data:`SPEC`) that the plays validate against before anything changes (the ``preflight`` role
 through the ``checkpoint_io_inputs`` filter) and that the README's table documents (a unit test keeps the two the
 same). Role variables (``<role>_*``) are validated by each role's meta/argument_specs.yml; these are the ones the
 playbooks read and hand to several roles.
@@ -177,3 +177,32 @@ def readme_rows():
             shown = str(default)
         rows.append((name, kind_text + (', ' + limit if limit else ''), shown, doc))
     return rows
+
+
+# The argument spec types of the kinds. The numeric kinds are raw: ansible's own conversion would refuse 'abc'
+# without the limit, so the limits are checked (and named) by check_inputs, the preflight role's first task.
+_ARG_TYPES = {'int': 'raw', 'number': 'raw', 'size': 'raw', 'depth': 'raw', 'bool': 'bool', 'choice': 'str',
+              'str': 'str', 'path': 'path', 'paths': 'list', 'dict': 'dict'}
+
+
+def argument_spec_options(names=None):
+    """The options of a role's meta/argument_specs.yml for the shared variables ``names`` (default: all of SPEC):
+    the preflight role's spec and the verify_checkpoint_write role's are generated from this table and a unit
+    test keeps them equal to it."""
+    options = {}
+    for name, (kind, default, limits, doc) in SPEC.items():
+        if names is not None and name not in names:
+            continue
+        limit = _limits_text(kind, limits)
+        option = {'description': ['%s%s.' % (doc[0].upper() + doc[1:], (' (%s)' % limit) if limit else ''),
+                                  'Checked with its limits by the preflight role before anything is gathered or '
+                                  'changed.'],
+                  'type': _ARG_TYPES[kind]}
+        if kind == 'paths':
+            option['elements'] = 'path'
+        if kind == 'choice':
+            option['choices'] = list(limits)
+        if default is not None:
+            option['default'] = default
+        options[name] = option
+    return options

@@ -1,0 +1,51 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters of the checkpoint-write verification (module_utils/verification.py). Documentation: the .yml files
+beside this file."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import verification as _v
+
+
+def _call(name, func, *args):
+    try:
+        return func(*args)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise AnsibleFilterError('%s: %s' % (name, exc))
+
+
+def aio_settings(facts):
+    return _call('aio_settings', _v.aio_settings, facts)
+
+
+def checkpoint_shape(avail_bytes, ranks, full_size, share):
+    return _call('checkpoint_shape', _v.checkpoint_shape, avail_bytes, ranks, full_size, share)
+
+
+def queue_settings(facts, names):
+    return _call('queue_settings', _v.queue_settings, facts, names)
+
+
+def before_side(baseline, settings_before, directories, replayed=None):
+    return _call('before_side', _v.before_side, baseline, settings_before, directories, replayed)
+
+
+def verify_report(parts):
+    return _call('verify_report', _v.report, parts)
+
+
+def verify_line(report):
+    return _call('verify_line', _v.report_line, report)
+
+
+class FilterModule(object):
+    """The checkpoint-write verification."""
+
+    def filters(self):
+        return {'aio_settings': aio_settings, 'checkpoint_shape': checkpoint_shape, 'queue_settings': queue_settings,
+                'before_side': before_side, 'verify_report': verify_report, 'verify_line': verify_line}

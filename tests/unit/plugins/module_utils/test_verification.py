@@ -1,0 +1,119 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The verification's arithmetic (module_utils/verification.py) and the generated argument specs of the preflight
+and verify_checkpoint_write roles."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import verification as v
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.inputs import SPEC, argument_spec_options
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+MIB = 1024 * 1024
+
+
+def test_aio_settings_take_the_first_parsed_config_else_deepspeed_defaults():
+    facts = {'deepspeed': {'configs': [
+        {'path': '/a.json', 'exists': False, 'parse_error': None, 'aio': {}},
+        {'path': '/b.json', 'exists': True, 'parse_error': 'bad json', 'aio': {}},
+        {'path': '/c.json', 'exists': True, 'parse_error': None, 'aio': {'queue_depth': 32, 'block_size': '1M'}},
+    ]}}
+    assert v.aio_settings(facts) == {'queue_depth': 32, 'block_size': 1048576, 'intra_op_parallelism': 1,
+                                     'source': 'the aio section of /c.json'}
+    assert v.aio_settings({}) == {'queue_depth': 8, 'block_size': 1048576, 'intra_op_parallelism': 1,
+                                  'source': 'DeepSpeed defaults (no ds_config found)'}
+    with pytest.raises(ValueError, match='expected ansible_facts.checkpoint_io'):
+        v.aio_settings(None)
+
+
+def test_checkpoint_shape_scales_to_the_free_space_in_whole_blocks_per_rank():
+    assert v.checkpoint_shape(400 * 1024 ** 3, 8, 105 * 1024 ** 3, 0.25) == {'ranks': 8, 'total_bytes': 100 * 1024 ** 3}
+    assert v.checkpoint_shape(10 ** 12, 8, 105 * 1024 ** 3, 0.25)['total_bytes'] == 105 * 1024 ** 3
+    shape = v.checkpoint_shape(1000 * MIB + 12345, 3, 10 ** 12, 1.0)
+    assert shape['total_bytes'] == 999 * MIB and shape['total_bytes'] % (3 * MIB) == 0
+    with pytest.raises(ValueError, match='less than one 1 MiB block for each of the 4 ranks'):
+        v.checkpoint_shape(3 * MIB, 4, 10 ** 12, 1.0)
+    with pytest.raises(ValueError, match='below the minimum 1'):
+        v.checkpoint_shape(10 ** 9, 0, 10 ** 12, 1.0)
+
+
+def test_queue_settings_of_the_named_devices():
+    facts = {'block': {'devices': [
+        {'name': 'nvme1n1', 'scheduler': 'none', 'nr_requests': 1023, 'read_ahead_kb': 128, 'rotational': False},
+        {'name': 'nvme2n1', 'scheduler': 'mq-deadline', 'nr_requests': 64}]}}
+    assert v.queue_settings(facts, ['nvme1n1']) == {'nvme1n1': {'scheduler': 'none', 'nr_requests': 1023,
+                                                                'read_ahead_kb': 128}}
+    assert v.queue_settings({}, ['nvme1n1']) == {}
+
+
+SETTINGS = {'queue_depth': 8, 'block_size': 1048576, 'intra_op_parallelism': 1, 'source': 'x'}
+SIDE = {'median': 1.0, 'min': 0.9, 'max': 1.1, 'n': 3, 'spread': 0.2}
+P99 = {'median': 50000000.0, 'min': 1, 'max': 2, 'n': 3, 'spread': 0.1}
+
+
+def test_before_is_the_baseline_or_the_replay():
+    baseline = {'where': 'drives', 'target': ['nvme1n1'], 'reason': 'the blank data drives', 'settings': SETTINGS,
+                'ranks': 2, 'total_bytes': 4 * MIB, 'devices': ['nvme1n1'], 'runs': [{}], 'block': {},
+                'throughput_gib_s': SIDE, 'p99_ns': P99, 'measured_at': '2026-12-02T00:00:00Z'}
+    side = v.before_side(baseline, SETTINGS, ['/mnt/c'])
+    assert side['source'] == 'baseline' and side['target'] == ['nvme1n1']
+    assert side['what'] == 'the blank data drives, measured 2026-12-02T00:00:00Z before any role ran'
+    replayed = {'runs': [{}], 'throughput_gib_s': SIDE, 'p99_ns': None,
+                'last': {'ranks': 2, 'total_bytes': 4 * MIB, 'devices': ['md127']}}
+    side = v.before_side(None, SETTINGS, ['/mnt/c'], replayed)
+    assert side['source'] == 'replayed' and side['target'] == ['/mnt/c'] and side['devices'] == ['md127']
+    assert 'not in this ratio' in side['what']
+    with pytest.raises(ValueError, match='nothing to compare with'):
+        v.before_side(None, SETTINGS, ['/mnt/c'])
+
+
+def _parts(**over):
+    parts = {'node': 'node1', 'directories': ['/mnt/c'], 'ranks': '2',
+             'before': {'settings': SETTINGS, 'what': 'baseline', 'throughput_gib_s': SIDE, 'p99_ns': P99},
+             'after_settings': dict(SETTINGS, queue_depth=32),
+             'after': {'runs': [{}, {}, {}], 'throughput_gib_s': dict(SIDE, median=2.5), 'p99_ns': dict(P99, median=2.5e7),
+                       'last': {'devices': ['md127'], 'total_gib': 0.25, 'total_bytes': 268435456,
+                                'iodepth_max_achieved': 64}},
+             'block_now': {}, 'same_settings': False,
+             'verdict': {'verdict': 'faster', 'ratio': 2.5, 'ratio_low': 2.1, 'ratio_high': 3.0, 'noise': 0.2},
+             'ceiling_bytes': 3 * 1024 ** 3, 'min_fraction': '0.5', 'findings': [], 'settings_before_source': 'x'}
+    parts.update(over)
+    return parts
+
+
+def test_the_report_computes_the_ratios_and_the_ceiling():
+    report = v.report(_parts())
+    assert report['ranks'] == 2 and report['repeats'] == 3 and report['devices'] == ['md127']
+    assert report['p99_ratio'] == 0.5 and report['ceiling_gib_s'] == 3.0 and report['after_ceiling'] == 0.833
+    assert report['min_fraction'] == 0.5 and report['after']['iodepth_max_achieved'] == 64
+    none = v.report(_parts(ceiling_bytes=None, before=dict(_parts()['before'], p99_ns=None)))
+    assert none['ceiling_gib_s'] is None and none['after_ceiling'] is None and none['p99_ratio'] is None
+
+
+def test_the_line_says_each_side_the_verdict_and_the_ceiling():
+    line = v.report_line(v.report(_parts()))
+    assert line.startswith('node1: 0.25 GiB in 2 ranks; before 1.0 GiB/s (median of 3, 0.9..1.1, spread 20.0%), '
+                           'p99 50.0 ms (queue_depth 8, block_size 1048576; baseline)')
+    assert "faster: after/before 2.5 (2.1..3.0 from the runs' extremes, noise 20.0%), p99 after/before 0.5" in line
+    assert line.endswith("ceiling 3.0 GiB/s (the depth sweep's best), after/ceiling 0.833")
+    same = v.report_line(v.report(_parts(verdict={'verdict': 'no change'}, ceiling_bytes=None, ranks=1)))
+    assert 'in 1 rank;' in same and 'no change (the same settings before and after)' in same
+    assert same.endswith('ceiling not measured')
+
+
+@pytest.mark.parametrize('role', ['preflight', 'verify_checkpoint_write'])
+def test_the_roles_argument_specs_are_the_inputs_table(role):
+    with open(os.path.join(ROOT, 'roles', role, 'meta', 'argument_specs.yml')) as handle:
+        specs = yaml.safe_load(handle)['argument_specs']
+    for entry, spec in specs.items():
+        for name, option in spec['options'].items():
+            assert option == argument_spec_options([name])[name], (entry, name)
+    if role == 'preflight':
+        assert sorted(specs['main']['options']) == sorted(SPEC)
