@@ -22,7 +22,7 @@ def _call(name, function, *args):
 
 def queue_alignment(facts, plan):
     """``ansible_facts.checkpoint_io | ai_storage.checkpoint_io.queue_alignment(plan)``: findings and per-drive depths."""
-    return _call('queue_alignment', _alignment.check_alignment, plan, facts)
+    return _call('queue_alignment', _alignment.check_alignment, facts, plan)
 
 
 def knee_depth(curve, fraction=0.95, block_size=None):

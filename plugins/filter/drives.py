@@ -9,16 +9,18 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts_access import section
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import (
     drive_verdict as _drive_verdict,
     select_drives as _select_drives,
 )
 
 
-def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=None):
-    """``ansible_facts.checkpoint_io.nvme | ai_storage.checkpoint_io.select_drives(checkpoint_io_data_drives)``."""
+def select_drives(facts, selection, allow_mounted_by=None, allow_held_by=None):
+    """``ansible_facts.checkpoint_io | ai_storage.checkpoint_io.select_drives(checkpoint_io_data_drives)``."""
     try:
-        return _select_drives(nvme_facts, selection, allow_mounted_by=allow_mounted_by, allow_held_by=allow_held_by)
+        return _select_drives(section(facts, 'nvme', required=True), selection, allow_mounted_by=allow_mounted_by,
+                              allow_held_by=allow_held_by)
     except ValueError as exc:
         raise AnsibleFilterError('select_drives: %s' % exc)
 

@@ -31,11 +31,11 @@ def engine_memlock(value):
     return _call('engine_memlock', _engine.parse_memlock, value)
 
 
-def engine_profile(selection, facts, options):
-    """``selection | ai_storage.checkpoint_io.engine_profile(ansible_facts.checkpoint_io, options)``."""
+def engine_profile(facts, selection, options):
+    """``ansible_facts.checkpoint_io | ai_storage.checkpoint_io.engine_profile(selection, options)``."""
     if not isinstance(options, dict):
         raise AnsibleFilterError('engine_profile: expected a dict of options, got %s' % type(options).__name__)
-    return _call('engine_profile', _engine.build_profile, selection, facts, options)
+    return _call('engine_profile', _engine.build_profile, facts, selection, options)
 
 
 def engine_fio_argv(profile, options=None, drives=None, fio='fio'):

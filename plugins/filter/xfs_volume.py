@@ -10,6 +10,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import wipefs as _wipefs, xfs_plan as _plan
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts_access import section
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import select_drives
 
 
@@ -19,12 +20,14 @@ def _settings(settings, name):
     return settings
 
 
-def xfs_volume_plan(nvme_facts, selection, settings, target_size_bytes=None, allow_held_by=None):
-    """``ansible_facts.checkpoint_io.nvme | ai_storage.checkpoint_io.xfs_volume_plan(checkpoint_io_data_drives,
+def xfs_volume_plan(facts, selection, settings, target_size_bytes=None, allow_held_by=None):
+    """``ansible_facts.checkpoint_io | ai_storage.checkpoint_io.xfs_volume_plan(checkpoint_io_data_drives,
     settings, target_size_bytes, allow_held_by)``: the drive selection and the volume plan."""
     settings = _settings(settings, 'xfs_volume_plan')
-    if isinstance(nvme_facts, dict) and 'nvme' in nvme_facts and 'namespaces' not in nvme_facts:
-        nvme_facts = nvme_facts['nvme']
+    try:
+        nvme_facts = section(facts, 'nvme', required=True)
+    except ValueError as exc:
+        raise AnsibleFilterError('xfs_volume_plan: %s' % exc)
     try:
         mount_point = _plan.normalize_mount_point(settings.get('mount_point'))
     except ValueError:
@@ -56,13 +59,14 @@ def xfs_signature_verdicts(wipefs_output, devices, ours=None):
         raise AnsibleFilterError('xfs_signature_verdicts: %s' % exc)
 
 
-def xfs_verify_volume(plan, xfs_facts):
-    """``plan | ai_storage.checkpoint_io.xfs_verify_volume(ansible_facts.checkpoint_io.xfs)``: mismatches."""
+def xfs_verify_volume(facts, plan):
+    """``ansible_facts.checkpoint_io | ai_storage.checkpoint_io.xfs_verify_volume(plan)``: mismatches."""
     if not isinstance(plan, dict):
         raise AnsibleFilterError('xfs_verify_volume: expected the plan dict, got %s' % type(plan).__name__)
-    if isinstance(xfs_facts, dict) and 'xfs' in xfs_facts and 'filesystems' not in xfs_facts:
-        xfs_facts = xfs_facts['xfs']
-    filesystems = (xfs_facts or {}).get('filesystems') if isinstance(xfs_facts, dict) else xfs_facts
+    try:
+        filesystems = section(facts, 'xfs', required=True).get('filesystems')
+    except ValueError as exc:
+        raise AnsibleFilterError('xfs_verify_volume: %s' % exc)
     found = None
     for entry in filesystems or []:
         if isinstance(entry, dict) and entry.get('mount_point') == plan.get('mount_point'):

@@ -29,6 +29,7 @@ import json
 import math
 from operator import itemgetter
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts_access import section
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import (
     AIO_DEFAULTS_DICT,
     render_aio,
@@ -308,9 +309,7 @@ def validate_plan(plan, devices):
 # ----------------------------------------------------------------------------------------------
 
 def _block_devices(facts):
-    if not isinstance(facts, dict):
-        raise ValueError('facts: expected ansible_facts.checkpoint_io (a dict), got %s' % type(facts).__name__)
-    block = facts.get('block')
+    block = section(facts, 'block')
     if not isinstance(block, dict) or not isinstance(block.get('devices'), list):
         raise ValueError('facts: no block section; gather ansible_facts.checkpoint_io with gather_subset '
                          'including block')
@@ -322,7 +321,7 @@ def _block_devices(facts):
 
 
 def _filesystems(facts):
-    xfs = facts.get('xfs')
+    xfs = section(facts, 'xfs')
     if not isinstance(xfs, dict) or not isinstance(xfs.get('filesystems'), list):
         return []
     return [fs for fs in xfs['filesystems'] if isinstance(fs, dict)]
@@ -809,7 +808,7 @@ def known_devices(facts):
     return names
 
 
-def check_alignment(plan, facts):
+def check_alignment(facts, plan):
     """Check a checkpoint write plan against the facts of one node.
 
     ``plan``: {"ranks": int, "rank_drives": "round_robin" | [device per rank] | {rank: device}, "drives":

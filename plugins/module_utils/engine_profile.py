@@ -23,6 +23,7 @@ __metaclass__ = type
 import copy
 import json
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts_access import section
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import parse_fio_json
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import expand_cpulist
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size, to_bool, to_int
@@ -378,13 +379,7 @@ def _selected(selection):
     return [drive for drive in selection if isinstance(drive, dict)]
 
 
-def _section(facts, name):
-    if isinstance(facts, dict) and isinstance(facts.get(name), dict):
-        return facts[name]
-    return {}
-
-
-def build_profile(selection, facts, options):
+def build_profile(facts, selection, options):
     """The engine profile of one node.
 
     ``selection`` is the result of select_drives (or its ``selected`` list); ``facts`` is
@@ -404,7 +399,7 @@ def build_profile(selection, facts, options):
     registerfiles = _bool(options.get('registerfiles', True), _var('registerfiles'))
     want_fixedbufs = _bool(options.get('fixedbufs', True), _var('fixedbufs'))
     exclude = _cpu_list(options.get('exclude_cpus'), _var('exclude_cpus'))
-    io_uring = _section(facts, 'io_uring')
+    io_uring = section(facts, 'io_uring')
     user = options.get('training_user') or io_uring.get('training_user')
     uid = io_uring.get('training_user_uid') if io_uring.get('training_user') in (None, user) else None
 
@@ -427,7 +422,7 @@ def build_profile(selection, facts, options):
                              _bool(options.get('add_user_to_group', True), _var('add_user_to_group')))
 
     controllers = {}
-    for ctrl in _section(facts, 'nvme').get('controllers') or []:
+    for ctrl in section(facts, 'nvme').get('controllers') or []:
         if isinstance(ctrl, dict) and ctrl.get('name'):
             controllers[ctrl['name']] = ctrl
     local = []

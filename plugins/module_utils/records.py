@@ -12,6 +12,7 @@ __metaclass__ = type
 
 import posixpath
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts_access import section
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
 
 DEPTH_SWEEP = 'depth_sweep'
@@ -19,10 +20,7 @@ DEPTH_SWEEP = 'depth_sweep'
 
 def records(facts):
     """The records of the ``state`` section ({} when it was not gathered or the store is empty)."""
-    if not isinstance(facts, dict):
-        raise ValueError('expected ansible_facts.checkpoint_io (a dict), got %s' % type(facts).__name__)
-    state = facts.get('state') or {}
-    return state.get('records') or {}
+    return section(facts, 'state').get('records') or {}
 
 
 def record(facts, name, default=None):

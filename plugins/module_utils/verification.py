@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import AIO_DEFAULTS_DICT
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts_access import section
 
 GIB = 1024 ** 3
 BLOCK = 1024 * 1024          # the shards are whole 1 MiB blocks per rank
@@ -24,9 +25,7 @@ def _number(value):
 def aio_settings(facts):
     """The aio settings the ranks write with: the first ds_config of the ``deepspeed`` facts that exists and parses,
     else DeepSpeed's own defaults (module_utils/deepspeed.py); ``source`` says which."""
-    if not isinstance(facts, dict):
-        raise ValueError('expected ansible_facts.checkpoint_io (a dict), got %s' % type(facts).__name__)
-    configs = (facts.get('deepspeed') or {}).get('configs') or []
+    configs = section(facts, 'deepspeed').get('configs') or []
     found = next((c for c in configs if isinstance(c, dict) and c.get('exists') and not c.get('parse_error')), None)
     aio = (found or {}).get('aio') or {}
     settings = dict((key, aio[key] if _number(aio.get(key)) else AIO_DEFAULTS_DICT[key]) for key in SETTING_KEYS)
@@ -51,7 +50,7 @@ def checkpoint_shape(avail_bytes, ranks, full_size, share):
 
 def queue_settings(facts, names):
     """{device: {scheduler, nr_requests, ...}} of the block facts of ``names`` (the queues a write ran under)."""
-    devices = ((facts or {}).get('block') or {}).get('devices') or []
+    devices = section(facts, 'block').get('devices') or []
     wanted = set(names or [])
     return dict((d['name'], dict((k, d[k]) for k in QUEUE_KEYS if k in d))
                 for d in devices if isinstance(d, dict) and d.get('name') in wanted)

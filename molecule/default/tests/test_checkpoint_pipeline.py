@@ -10,7 +10,7 @@ import os
 import pytest
 from labplay import record_data
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
+STATE_DIR = "/var/lib/ai_storage_checkpoint_io"  # the state store's default (module_utils/state_store.py)
 
 DS_CONFIG = "/etc/deepspeed/ds_config.json"
 FOREIGN = {

@@ -19,7 +19,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.filter import drives
 
 SIDECAR = os.path.join(os.path.dirname(os.path.abspath(drives.__file__)), 'select_drives.yml')
 
-FACTS = {
+NVME = {
     'controllers': [{'name': 'nvme0', 'serial': 'OS0001', 'model': 'QEMU NVMe Ctrl'},
                     {'name': 'nvme1', 'serial': 'DATA0001', 'model': 'QEMU NVMe Ctrl'}],
     'namespaces': [
@@ -29,6 +29,7 @@ FACTS = {
          'os_roles': [], 'holders': [], 'mount_points': [], 'swap': False, 'wwid': 'w1'},
     ],
 }
+FACTS = {'nvme': NVME}  # the whole ansible_facts.checkpoint_io, as every filter takes it
 
 
 def test_filter_is_registered_under_its_documented_name():
@@ -48,14 +49,15 @@ def test_filter_in_a_template():
 
 
 def test_allow_mounted_by_is_passed_through():
-    facts = {'controllers': FACTS['controllers'], 'namespaces': [dict(FACTS['namespaces'][1], mount_points=['/ck'])]}
+    facts = {'nvme': {'controllers': NVME['controllers'],
+                      'namespaces': [dict(NVME['namespaces'][1], mount_points=['/ck'])]}}
     assert drives.select_drives(facts, {'serials': ['DATA0001']})['selected'] == []
     assert len(drives.select_drives(facts, {'serials': ['DATA0001']}, allow_mounted_by=['/ck'])['selected']) == 1
 
 
 def test_allow_held_by_is_passed_through():
     # The second run of the whole playbook: the members of the xfs role's own array md127 stay selectable.
-    held = {'controllers': FACTS['controllers'], 'namespaces': [dict(FACTS['namespaces'][1], holders=['md127'])]}
+    held = {'nvme': {'controllers': NVME['controllers'], 'namespaces': [dict(NVME['namespaces'][1], holders=['md127'])]}}
     refused = drives.select_drives(held, {'serials': ['DATA0001']})
     assert refused['selected'] == [] and 'holders (md127)' in refused['refused'][0]['reason']
     assert len(drives.select_drives(held, {'serials': ['DATA0001']}, allow_held_by=['md127'])['selected']) == 1
@@ -84,7 +86,7 @@ def test_sidecar_documents_the_filter():
     assert set(documentation['options']) == {'_input', 'selection', 'allow_mounted_by', 'allow_held_by'}
     assert set(documentation['options']['selection']['suboptions']) == {'serials', 'models', 'devices'}
     params = list(inspect.signature(drives.select_drives).parameters)
-    assert params == ['nvme_facts', 'selection', 'allow_mounted_by', 'allow_held_by']
+    assert params == ['facts', 'selection', 'allow_mounted_by', 'allow_held_by']
     assert 'ai_storage.checkpoint_io.select_drives' in doc['EXAMPLES']
     yaml.safe_load(doc['EXAMPLES'])
     assert set(doc['RETURN']['_value']['contains']) == {'selected', 'refused', 'unmatched'}

@@ -80,10 +80,10 @@ def descriptions_are_text(node):
 
 
 def test_profile_argv_and_verification_in_templates():
-    profile = env().from_string("{{ (sel | engine_profile(facts, opts)).drives[0].submit_cpulist }}").render(
+    profile = env().from_string("{{ (facts | engine_profile(sel, opts)).drives[0].submit_cpulist }}").render(
         sel=SELECTION, facts=FACTS, opts=OPTIONS)
     assert profile == '0'
-    built = engine.engine_profile(SELECTION, FACTS, OPTIONS)
+    built = engine.engine_profile(FACTS, SELECTION, OPTIONS)
     argv = engine.engine_fio_argv(built, OPTIONS, SELECTION['selected'], '/usr/bin/fio')
     assert argv[0] == '/usr/bin/fio' and '--readonly' in argv
     output = fixture('fio', 'fio-3.39_iouring_read_2drives_qd16_sqpoll_fixedbufs.json')
@@ -95,12 +95,12 @@ def test_profile_argv_and_verification_in_templates():
 
 @pytest.mark.parametrize('call, fragment', [
     (lambda: engine.engine_memlock('1X'), "engine_memlock: io_uring_engine_memlock: '1X' is not a size"),
-    (lambda: engine.engine_profile(SELECTION, FACTS, dict(OPTIONS, target_depth=0)),
+    (lambda: engine.engine_profile(FACTS, SELECTION, dict(OPTIONS, target_depth=0)),
      'engine_profile: io_uring_engine_target_depth: 0 is outside 1..4096'),
-    (lambda: engine.engine_profile(SELECTION, FACTS, 'nope'), 'expected a dict of options'),
+    (lambda: engine.engine_profile(FACTS, SELECTION, 'nope'), 'expected a dict of options'),
     (lambda: engine.engine_options_check(None), 'expected a dict of options'),
     (lambda: engine.engine_fio_argv({'drives': []}, OPTIONS), 'engine_fio_argv: the profile has no drives'),
-    (lambda: engine.engine_fio_verify(engine.engine_profile(SELECTION, FACTS, OPTIONS), '{}',
+    (lambda: engine.engine_fio_verify(engine.engine_profile(FACTS, SELECTION, OPTIONS), '{}',
                                       dict(OPTIONS, verify_mode='x')), "engine_fio_verify: io_uring_engine_verify_mode"),
     (lambda: engine.engine_profile_file(None), 'expected the profile dict'),
 ])

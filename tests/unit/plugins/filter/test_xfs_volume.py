@@ -31,15 +31,16 @@ NVME = {
                    namespace('nvme1n1', 'nvme1', holders=['md127']),
                    namespace('nvme2n1', 'nvme2', holders=['md127'])],
 }
+FACTS = {'nvme': NVME}  # the whole ansible_facts.checkpoint_io
 SELECTION = {'serials': ['DATA0001', 'DATA0002']}
 SETTINGS = {'chunk': '1M', 'mount_point': '/mnt/checkpoints', 'mount_options': ['noatime'], 'md_name': 'ckpt'}
 
 
 def test_members_held_by_the_roles_own_array_are_selected_only_when_named():
-    refused = xfs_volume.xfs_volume_plan(NVME, SELECTION, SETTINGS)
+    refused = xfs_volume.xfs_volume_plan(FACTS, SELECTION, SETTINGS)
     assert refused['selection']['selected'] == [] and len(refused['selection']['refused']) == 2
     assert refused['errors'] == ['no data drive selected: nothing to build the volume on']
-    plan = xfs_volume.xfs_volume_plan({'nvme': NVME}, SELECTION, SETTINGS, '8579448832', ['md127'])
+    plan = xfs_volume.xfs_volume_plan(FACTS, SELECTION, SETTINGS, '8579448832', ['md127'])
     assert [m['device'] for m in plan['selection']['selected']] == ['/dev/nvme1n1', '/dev/nvme2n1']
     assert plan['errors'] == [] and plan['size_estimated'] is False and plan['agcount'] == 4
 
@@ -47,16 +48,16 @@ def test_members_held_by_the_roles_own_array_are_selected_only_when_named():
 def test_a_single_drive_mounted_at_the_volumes_mount_point_is_selected():
     nvme = {'controllers': NVME['controllers'],
             'namespaces': [namespace('nvme1n1', 'nvme1', mount_points=['/mnt/checkpoints'])]}
-    plan = xfs_volume.xfs_volume_plan(nvme, {'serials': ['DATA0001']}, SETTINGS, '')
+    plan = xfs_volume.xfs_volume_plan({'nvme': nvme}, {'serials': ['DATA0001']}, SETTINGS, '')
     assert plan['errors'] == [] and plan['target'] == '/dev/nvme1n1'
-    other = xfs_volume.xfs_volume_plan(nvme, {'serials': ['DATA0001']}, dict(SETTINGS, mount_point='/srv/x'))
+    other = xfs_volume.xfs_volume_plan({'nvme': nvme}, {'serials': ['DATA0001']}, dict(SETTINGS, mount_point='/srv/x'))
     assert 'mounted by someone else at /mnt/checkpoints' in other['selection']['refused'][0]['reason']
 
 
 @pytest.mark.parametrize('args, fragment', [
-    ((NVME, None, SETTINGS), 'checkpoint_io_data_drives is not set'),
-    ((NVME, SELECTION, 'x'), 'expected a dict of settings'),
-    ((NVME, SELECTION, SETTINGS, 'big'), 'target_size_bytes must be an integer'),
+    ((FACTS, None, SETTINGS), 'checkpoint_io_data_drives is not set'),
+    ((FACTS, SELECTION, 'x'), 'expected a dict of settings'),
+    ((FACTS, SELECTION, SETTINGS, 'big'), 'target_size_bytes must be an integer'),
 ])
 def test_unusable_input_raises(args, fragment):
     with pytest.raises(AnsibleFilterError, match=fragment):
@@ -68,12 +69,12 @@ def test_signature_verdicts_and_verify_wrappers():
     assert out['devices'][0]['verdict'] == 'clean' and out['refused'] == []
     with pytest.raises(AnsibleFilterError, match='xfs_signature_verdicts'):
         xfs_volume.xfs_signature_verdicts('garbage', ['/dev/nvme1n1'])
-    plan = xfs_volume.xfs_volume_plan(NVME, SELECTION, SETTINGS, 8579448832, ['md127'])
-    assert xfs_volume.xfs_verify_volume(plan, {'xfs': {'filesystems': []}}) == [
+    plan = xfs_volume.xfs_volume_plan(FACTS, SELECTION, SETTINGS, 8579448832, ['md127'])
+    assert xfs_volume.xfs_verify_volume({'xfs': {'filesystems': []}}, plan) == [
         'nothing is mounted at /mnt/checkpoints']
     fs = {'mount_point': '/mnt/checkpoints', 'agcount': 3}
-    assert 'agcount is 3 (xfs_info), asked 4' in xfs_volume.xfs_verify_volume(plan, {'filesystems': [fs]})
+    assert 'agcount is 3 (xfs_info), asked 4' in xfs_volume.xfs_verify_volume({'xfs': {'filesystems': [fs]}}, plan)
     with pytest.raises(AnsibleFilterError):
-        xfs_volume.xfs_verify_volume('plan', {})
+        xfs_volume.xfs_verify_volume({}, 'plan')
     names = sorted(xfs_volume.FilterModule().filters())
     assert names == ['xfs_signature_verdicts', 'xfs_verify_volume', 'xfs_volume_plan']

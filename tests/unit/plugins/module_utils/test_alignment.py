@@ -107,7 +107,7 @@ LAB_FACTS = make_facts(devices=[
 
 
 def test_lab_two_drives_eight_ranks_round_robin_has_no_errors():
-    result = al.check_alignment(plan(), LAB_FACTS)
+    result = al.check_alignment(LAB_FACTS, plan())
     assert result['errors'] == 0
     assert result['warnings'] == 0
     assert sorted(result['per_drive']) == ['nvme1n1', 'nvme2n1']
@@ -131,13 +131,13 @@ def test_lab_two_drives_eight_ranks_round_robin_has_no_errors():
 
 def test_lab_case_with_matched_read_ahead_is_clean():
     facts = make_facts(devices=[device('nvme1n1'), device('nvme2n1')])
-    result = al.check_alignment(plan(), facts)
+    result = al.check_alignment(facts, plan())
     assert result['findings'] == []
     assert (result['errors'], result['warnings'], result['infos']) == (0, 0, 0)
 
 
 def test_defaults_are_deepspeeds():
-    result = al.check_alignment({'ranks': 2, 'drives': ['/dev/nvme1n1']}, make_facts())
+    result = al.check_alignment(make_facts(), {'ranks': 2, 'drives': ['/dev/nvme1n1']})
     assert result['plan']['queue_depth'] == 8
     assert result['plan']['block_size'] == 1048576
     assert result['plan']['intra_op_parallelism'] == 1
@@ -277,7 +277,7 @@ CASES = [
                          ids=['%s-%s-%d' % (c[0], c[1] or 'absent', i) for i, c in enumerate(CASES)])
 def test_finding(fid, severity, the_plan, facts, fragments, fix):
     before = copy.deepcopy((the_plan, facts))
-    result = al.check_alignment(the_plan, facts)
+    result = al.check_alignment(facts, the_plan)
     assert (the_plan, facts) == before  # inputs are not modified
     if severity is None:
         assert fid not in ids(result)
@@ -301,7 +301,7 @@ def test_every_finding_id_has_a_positive_and_a_negative_case():
 def test_findings_have_the_documented_shape():
     facts = make_facts(devices=[device('nvme1n1', scheduler='mq-deadline', nr_requests=4, read_ahead_kb=768)],
                        gds=gds_facts(path='compat'))
-    result = al.check_alignment(one_drive(use_gds=True), facts)
+    result = al.check_alignment(facts, one_drive(use_gds=True))
     assert set(result) == {'findings', 'per_drive', 'errors', 'warnings', 'infos', 'plan'}
     for finding in result['findings']:
         assert set(finding) == {'id', 'severity', 'device', 'message', 'fix'}
@@ -317,7 +317,7 @@ def test_md_raid0_spreads_ranks_over_members():
           ['nvme1n1', 'nvme2n1']}
     facts = make_facts(devices=[device('nvme1n1', max_sectors_kb=512), device('nvme2n1', max_sectors_kb=512)],
                        filesystems=[xfs_fs('md0', 512 * 1024, MIB, md=md)])
-    result = al.check_alignment(plan(drives=['md0'], rank_drives='round_robin'), facts)
+    result = al.check_alignment(facts, plan(drives=['md0'], rank_drives='round_robin'))
     for member in ('nvme1n1', 'nvme2n1'):
         info = result['per_drive'][member]
         assert info['via'] == 'md0'
@@ -330,7 +330,7 @@ def test_md_raid0_spreads_ranks_over_members():
     assert result['errors'] == 0
     # md0 splits 4 MiB I/Os at its chunk: requests, not I/Os, count against nr_requests
     facts['block']['devices'][0]['nr_requests'] = 6
-    result = al.check_alignment(plan(drives=['md0'], block_size='4M', queue_depth=2, ranks=2), facts)
+    result = al.check_alignment(facts, plan(drives=['md0'], block_size='4M', queue_depth=2, ranks=2))
     finding = only(result, 'depth_above_nr_requests')
     assert finding['device'] == 'nvme1n1'
     assert 'one rank keeps 8 requests in flight (queue_depth 2' in finding['message']
@@ -338,18 +338,18 @@ def test_md_raid0_spreads_ranks_over_members():
     assert 'nr_requests is 6' in finding['message']
     facts['block']['devices'][0]['nr_requests'] = 1023
     # 4 MiB I/Os: 8 chunks, 4 per member per I/O
-    result = al.check_alignment(plan(drives=['md0'], block_size='4M', queue_depth=2), facts)
+    result = al.check_alignment(facts, plan(drives=['md0'], block_size='4M', queue_depth=2))
     assert result['per_drive']['nvme1n1']['aggregate_depth'] == 16
     assert result['per_drive']['nvme1n1']['requests_in_flight'] == 64
     # 512 KiB I/Os: each touches one member
-    result = al.check_alignment(plan(drives=['md0'], block_size='512K', queue_depth=8), facts)
+    result = al.check_alignment(facts, plan(drives=['md0'], block_size='512K', queue_depth=8))
     assert result['per_drive']['nvme1n1']['aggregate_depth'] == 32
 
 
 def test_stripe_findings_are_reported_once_per_filesystem():
     md = {'name': 'md0', 'level': 'raid0', 'chunk_bytes': 768 * 1024, 'members': ['nvme1n1', 'nvme2n1']}
     facts = make_facts(filesystems=[xfs_fs('md0', 768 * 1024, 1536 * 1024, md=md)])
-    result = al.check_alignment(plan(drives=['md0']), facts)
+    result = al.check_alignment(facts, plan(drives=['md0']))
     assert ids(result, 'warning') == ['block_size_stripe_unit_mismatch', 'stripe_width_block_size_mismatch']
     assert only(result, 'block_size_stripe_unit_mismatch')['device'] == 'md0'
 
@@ -357,7 +357,7 @@ def test_stripe_findings_are_reported_once_per_filesystem():
 def test_unknown_facts_values_skip_their_checks():
     facts = make_facts(devices=[device('nvme1n1', nr_requests=None, hw_tag_depth=None, scheduler=None,
                                        read_ahead_kb=None)])
-    result = al.check_alignment(one_drive(queue_depth=4096), facts)
+    result = al.check_alignment(facts, one_drive(queue_depth=4096))
     assert result['findings'] == []
 
 
@@ -417,31 +417,31 @@ BAD_PLANS = [
 @pytest.mark.parametrize('bad, message', BAD_PLANS, ids=[case[1][:40] for case in BAD_PLANS])
 def test_bad_plans_are_refused_with_a_clear_message(bad, message):
     with pytest.raises(ValueError) as exc:
-        al.check_alignment(bad, make_facts())
+        al.check_alignment(make_facts(), bad)
     assert message in str(exc.value)
 
 
 def test_round_robin_needs_the_selected_drives():
     with pytest.raises(ValueError) as exc:
-        al.check_alignment({'ranks': 8}, LAB_FACTS)
+        al.check_alignment(LAB_FACTS, {'ranks': 8})
     assert 'round_robin needs drives' in str(exc.value)
     assert 'OS drive' in str(exc.value)
 
 
 def test_facts_without_a_block_section_are_refused():
     with pytest.raises(ValueError) as exc:
-        al.check_alignment(plan(), {'nvme': {}})
+        al.check_alignment({'nvme': {}}, plan())
     assert 'gather_subset including block' in str(exc.value)
     with pytest.raises(ValueError) as exc:
-        al.check_alignment(plan(), None)
-    assert 'expected ansible_facts.checkpoint_io' in str(exc.value)
+        al.check_alignment(None, plan())
+    assert 'expected the whole ansible_facts.checkpoint_io' in str(exc.value)
 
 
 def test_a_known_drive_without_block_facts_is_named():
     md = {'name': 'md0', 'level': 'raid0', 'chunk_bytes': 512 * 1024, 'members': ['nvme1n1', 'nvme5n1']}
     facts = make_facts(filesystems=[xfs_fs('md0', 512 * 1024, MIB, md=md)])
     with pytest.raises(ValueError) as exc:
-        al.check_alignment(plan(drives=['md0']), facts)
+        al.check_alignment(facts, plan(drives=['md0']))
     assert 'nvme5n1: no block facts for this drive' in str(exc.value)
 
 
@@ -542,7 +542,7 @@ def test_knee_to_per_rank_depth_to_a_clean_plan():
     depth = al.per_rank_depth(knee, 4, 1023)
     assert depth == 8
     saturation = {'nvme1n1': knee['knee'], 'nvme2n1': knee['knee']}
-    result = al.check_alignment(plan(queue_depth=depth, saturation_depth=saturation), make_facts())
+    result = al.check_alignment(make_facts(), plan(queue_depth=depth, saturation_depth=saturation))
     assert result['findings'] == []
     assert result['per_drive']['nvme1n1']['aggregate_depth'] == knee['knee']
 

@@ -65,7 +65,7 @@ OPTIONS = {'training_user': 'trainer', 'target_depth': 16, 'block_size': '1M', '
 def lab_profile(**changes):
     options = dict(OPTIONS)
     options.update(changes)
-    return ep.build_profile(LAB_SELECTION, LAB_FACTS, options)
+    return ep.build_profile(LAB_FACTS, LAB_SELECTION, options)
 
 
 # --- cpulists and memlock ------------------------------------------------------------------------------------
@@ -282,7 +282,7 @@ def test_profile_is_the_same_before_and_after_the_role_applied_it():
     facts['io_uring'].update(io_uring_disabled=1, io_uring_group=991, training_user_groups=['trainer', 'iouring'],
                              memlock={'configured_soft_bytes': 1024 * MIB,
                                       'configured_soft_source': '/etc/security/limits.d/90-x.conf:1'})
-    assert ep.build_profile(LAB_SELECTION, facts, OPTIONS) == lab_profile()
+    assert ep.build_profile(facts, LAB_SELECTION, OPTIONS) == lab_profile()
 
 
 def test_fixedbufs_off_when_memlock_is_too_small_and_the_reason_says_why():
@@ -298,7 +298,7 @@ def test_memlock_from_the_facts_when_the_role_does_not_manage_it():
     facts = copy.deepcopy(LAB_FACTS)
     facts['io_uring']['memlock'] = {'configured_soft_bytes': 'unlimited',
                                     'configured_soft_source': '/etc/security/limits.d/90-x.conf:1'}
-    profile = ep.build_profile(LAB_SELECTION, facts, dict(OPTIONS, memlock=None))
+    profile = ep.build_profile(facts, LAB_SELECTION, dict(OPTIONS, memlock=None))
     assert profile['memlock']['soft_bytes'] == 'unlimited'
     assert profile['memlock']['source'] == '/etc/security/limits.d/90-x.conf:1'
     assert profile['drives'][0]['fixedbufs'] is True
@@ -323,7 +323,7 @@ def test_two_numa_nodes():
     facts = copy.deepcopy(LAB_FACTS)
     facts['nvme']['controllers'] = [controller('nvme1', list(range(0, 4)), 0),
                                     controller('nvme2', list(range(4, 8)), 1)]
-    profile = ep.build_profile(LAB_SELECTION, facts, OPTIONS)
+    profile = ep.build_profile(facts, LAB_SELECTION, OPTIONS)
     assert [(d['numa_node'], d['submit_cpus'], d['sqthread_poll_cpu']) for d in profile['drives']] == [
         (0, [0], 1), (1, [4], 5)]
     assert profile['notes'] == []
@@ -332,7 +332,7 @@ def test_two_numa_nodes():
 def test_drive_without_local_cpus_is_not_pinned():
     facts = copy.deepcopy(LAB_FACTS)
     facts['nvme']['controllers'] = [controller('nvme1', None), controller('nvme2', [0, 1])]
-    profile = ep.build_profile(LAB_SELECTION, facts, dict(OPTIONS, sqpoll=False))
+    profile = ep.build_profile(facts, LAB_SELECTION, dict(OPTIONS, sqpoll=False))
     assert profile['drives'][0]['submit_cpus'] == [] and 'cpus_allowed' not in profile['drives'][0]['fio_options']
     assert any('no local CPUs' in note for note in profile['notes'])
 
@@ -340,21 +340,21 @@ def test_drive_without_local_cpus_is_not_pinned():
 def test_block_size_must_fit_the_logical_block_size():
     selection = {'selected': [drive('nvme1n1', 'nvme1', 'DATA0001', logical_block_size=8192)]}
     with pytest.raises(ValueError) as exc:
-        ep.build_profile(selection, LAB_FACTS, dict(OPTIONS, block_size='12K'))
+        ep.build_profile(LAB_FACTS, selection, dict(OPTIONS, block_size='12K'))
     assert 'not a multiple of the logical block size 8192 of /dev/nvme1n1' in str(exc.value)
 
 
 def test_old_kernel_profile_notes_the_skip():
     facts = copy.deepcopy(LAB_FACTS)
     facts['io_uring'].update(io_uring_disabled=None, io_uring_group=None)
-    profile = ep.build_profile(LAB_SELECTION, facts, OPTIONS)
+    profile = ep.build_profile(facts, LAB_SELECTION, OPTIONS)
     assert profile['io_uring']['sysctl_present'] is False and profile['io_uring']['allowed_for_user'] is True
     assert any('before 6.6' in note for note in profile['notes'])
 
 
 def test_bad_selection_is_refused():
     with pytest.raises(ValueError):
-        ep.build_profile('nvme1n1', LAB_FACTS, OPTIONS)
+        ep.build_profile(LAB_FACTS, 'nvme1n1', OPTIONS)
 
 
 # --- fio ---------------------------------------------------------------------------------------------------------
@@ -413,11 +413,11 @@ def test_verification_of_the_real_lab_run():
     assert first['drive_depth_cap'] == 1023 and first['capped_by'] is None
     # nr_requests 4 < target 16: the drive sees at most 4, whatever fio keeps in flight
     assert second['drive_depth_cap'] == 4 and second['capped_by'] == 'nr_requests'
-    assert lab_profile() == ep.build_profile(LAB_SELECTION, LAB_FACTS, OPTIONS)  # the profile is not modified
+    assert lab_profile() == ep.build_profile(LAB_FACTS, LAB_SELECTION, OPTIONS)  # the profile is not modified
 
 
 def test_depth_not_reached_names_both_numbers():
-    profile = ep.build_profile({'selected': LAB_SELECTION['selected'][:1]}, LAB_FACTS, OPTIONS)
+    profile = ep.build_profile(LAB_FACTS, {'selected': LAB_SELECTION['selected'][:1]}, OPTIONS)
     document = ep.verify_profile(profile, FOUR_IOS, OPTIONS)
     result = document['drives'][0]['verify']
     assert result['achieved_depth'] == 4 and result['reached'] is False and result['error'] is None
@@ -453,8 +453,7 @@ def test_target_is_reached_at_its_own_bucket(target, bucket, reached):
     doc = json.loads(TWO_DRIVES)
     doc['jobs'] = doc['jobs'][:1]
     doc['jobs'][0]['iodepth_level'] = dict((key, 100.0 if key == bucket else 0.0) for key in IODEPTH_BUCKETS)
-    profile = ep.build_profile({'selected': LAB_SELECTION['selected'][:1]}, LAB_FACTS,
-                               dict(OPTIONS, target_depth=target))
+    profile = ep.build_profile(LAB_FACTS, {'selected': LAB_SELECTION['selected'][:1]}, dict(OPTIONS, target_depth=target))
     document = ep.verify_profile(profile, json.dumps(doc), OPTIONS)
     assert document['drives'][0]['verify']['reached'] is reached
 

@@ -238,7 +238,7 @@ def test_sweep_key_and_the_recorded_sweep():
     assert records.recorded_sweep({}, '/mnt/c', '1M', 1) == {}
     with pytest.raises(ValueError, match='absolute'):
         records.sweep_key('mnt', '1M', 1)
-    with pytest.raises(ValueError, match='expected ansible_facts.checkpoint_io'):
+    with pytest.raises(ValueError, match='expected the whole ansible_facts.checkpoint_io'):
         records.records(['not', 'facts'])
 
 

@@ -29,7 +29,7 @@ def test_aio_settings_take_the_first_parsed_config_else_deepspeed_defaults():
                                      'source': 'the aio section of /c.json'}
     assert v.aio_settings({}) == {'queue_depth': 8, 'block_size': 1048576, 'intra_op_parallelism': 1,
                                   'source': 'DeepSpeed defaults (no ds_config found)'}
-    with pytest.raises(ValueError, match='expected ansible_facts.checkpoint_io'):
+    with pytest.raises(ValueError, match='expected the whole ansible_facts.checkpoint_io'):
         v.aio_settings(None)
 
 
