@@ -14,7 +14,7 @@ __metaclass__ = type
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fact_merge import merge_facts
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts.fact_merge import merge_facts
 
 
 class ActionModule(ActionBase):

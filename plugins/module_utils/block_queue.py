@@ -34,7 +34,7 @@ import datetime
 import errno
 import os
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block_facts import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts.block_facts import (
     module_params,
     queue_facts,
 )

@@ -1466,7 +1466,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import Context
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.node_facts import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts.node_facts import (
     SUBSET_CHOICES,
     gather_facts,
 )

@@ -8,7 +8,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fact_merge import merge_facts
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts.fact_merge import merge_facts
 
 
 def gather(*sections, **stamps):

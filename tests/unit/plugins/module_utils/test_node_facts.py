@@ -23,8 +23,10 @@ from checkpoint_io_fake_node import (
 )
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import (
-    block_facts,
     deepspeed,
+)
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import (
+    block_facts,
     deepspeed_facts,
     gds_facts,
     io_uring_facts,

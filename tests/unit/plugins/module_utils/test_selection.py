@@ -12,7 +12,7 @@ import pytest
 
 from checkpoint_io_fake_node import build_node, make_context, standard_runner
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import nvme_facts
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import nvme_facts
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import (
     normalize_selection,
     refusal_reason,

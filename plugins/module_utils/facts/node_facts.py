@@ -15,19 +15,18 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import SCHEMA_VERSION, SUBSETS  # noqa: F401 (re-exported: the fact schema)
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import (
     block_facts,
     deepspeed_facts,
     gds_facts,
     io_uring_facts,
     nvme_facts,
-    state_store,
     thermal_facts,
     xfs_facts,
 )
 
-SCHEMA_VERSION = 1
-SUBSETS = ('nvme', 'block', 'thermal', 'io_uring', 'xfs', 'gds', 'deepspeed', 'state')
 SUBSET_CHOICES = ['all'] + list(SUBSETS) + ['!' + name for name in SUBSETS]
 
 
