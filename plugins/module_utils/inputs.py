@@ -202,7 +202,11 @@ def argument_spec_options(names=None):
             option['elements'] = 'path'
         if kind == 'choice':
             option['choices'] = list(limits)
-        if default is not None:
+        if name == 'checkpoint_io_state_dir':
+            # Typed in one place only (state_store.STATE_DIR): the spec names where, not the path.
+            option['description'].append('Default: STATE_DIR of plugins/module_utils/state_store.py (the README\'s '
+                                         'table shows it).')
+        elif default is not None:
             option['default'] = default
         options[name] = option
     return options
