@@ -10,6 +10,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts_access import section
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.records import own_holders
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import (
     drive_verdict as _drive_verdict,
     select_drives as _select_drives,
@@ -17,10 +18,14 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection
 
 
 def select_drives(facts, selection, allow_mounted_by=None, allow_held_by=None):
-    """``ansible_facts.checkpoint_io | ai_storage.checkpoint_io.select_drives(checkpoint_io_data_drives)``."""
+    """``ansible_facts.checkpoint_io | ai_storage.checkpoint_io.select_drives(checkpoint_io_data_drives)``.
+
+    The holders of the collection's own checkpoint volume (the state section's ``volume``) are allowed with
+    ``allow_held_by``: a second run still selects the members of the array the xfs role made."""
     try:
+        held = list(allow_held_by or []) + [name for name in own_holders(facts) if name not in (allow_held_by or [])]
         return _select_drives(section(facts, 'nvme', required=True), selection, allow_mounted_by=allow_mounted_by,
-                              allow_held_by=allow_held_by)
+                              allow_held_by=held or None)
     except ValueError as exc:
         raise AnsibleFilterError('select_drives: %s' % exc)
 

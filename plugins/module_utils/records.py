@@ -54,3 +54,22 @@ def sweep_ceiling_bytes(facts, directory):
             if isinstance(entry, dict) and _sweep_directory(key, entry) == directory]
     best = [value for value in best if isinstance(value, (int, float)) and not isinstance(value, bool)]
     return max(best) if best else None
+
+
+def volume_from_record(record, md_kernel_name=None):
+    """The checkpoint volume the xfs role made, from its record: {exists, holders, mount_point, checkpoint_dir,
+    md_uuid}. ``md_kernel_name``: the kernel name the record's md array has now (md127), found by the node from its
+    UUID link; the array's members are held by it, and the collection's own holder is never a foreign one."""
+    record = record if isinstance(record, dict) else {}
+    md = record.get('md') if isinstance(record.get('md'), dict) else {}
+    return {'exists': record.get('state') == 'present',
+            'holders': [md_kernel_name] if md_kernel_name else [],
+            'mount_point': record.get('mount_point'),
+            'checkpoint_dir': record.get('checkpoint_dir'),
+            'md_uuid': md.get('uuid')}
+
+
+def own_holders(facts):
+    """The kernel names of the collection's own md array (the state section's volume), [] when none."""
+    volume = section(facts, 'state').get('volume') or {}
+    return [name for name in volume.get('holders') or [] if isinstance(name, str)]

@@ -1447,6 +1447,41 @@ ansible_facts:
               type: dict
               returned: always
               sample: {settings_before: {schema: 1, written_at: "2026-12-02T01:02:03Z", writer: tune_checkpoint_nodes}}
+            volume:
+              description:
+                - The checkpoint volume the xfs role made (its record C(xfs)) - C(exists), C(holders) (the kernel name
+                  its md array has now, found by its UUID link), C(mount_point), C(checkpoint_dir), C(md_uuid).
+                - P(ai_storage.checkpoint_io.select_drives#filter) allows its holders, so a second run still selects
+                  the array's members.
+              type: dict
+              returned: always
+              contains:
+                exists:
+                  description: Whether the record says the volume is present (V(false) once reverted, or with none).
+                  type: bool
+                  returned: always
+                  sample: true
+                holders:
+                  description: The kernel name of the volume's md array now (V([]) without an array or its link).
+                  type: list
+                  elements: str
+                  returned: always
+                  sample: [md127]
+                mount_point:
+                  description: The volume's mount point.
+                  type: str
+                  returned: always
+                  sample: /mnt/checkpoints
+                checkpoint_dir:
+                  description: The checkpoint directory on it.
+                  type: str
+                  returned: always
+                  sample: /mnt/checkpoints
+                md_uuid:
+                  description: The md array's UUID (mdadm's form).
+                  type: str
+                  returned: always
+                  sample: "e78a7203:e730df8e:32ae8ffc:b4fc9ee8"
             lease:
               description: The live run lease (the run holding the node; see M(ai_storage.checkpoint_io.checkpoint_io_lock)),
                 V(null) when none.

@@ -13,9 +13,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
 import time
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import records, state_store
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import SCHEMA_VERSION, SUBSETS  # noqa: F401 (re-exported: the fact schema)
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import (
     block_facts,
@@ -72,7 +73,8 @@ def gather_facts(ctx, params):
         ('xfs', lambda: xfs_facts.collect(ctx, checkpoint_paths=params.get('checkpoint_paths') or [])),
         ('gds', lambda: gds_facts.collect(ctx, job_dirs=params.get('gds_job_dirs') or [])),
         ('deepspeed', lambda: deepspeed_facts.collect(ctx, params.get('deepspeed_configs') or [])),
-        ('state', lambda: state_facts(params.get('state_dir') or state_store.STATE_DIR)),
+        ('state', lambda: state_facts(params.get('state_dir') or state_store.STATE_DIR,
+                                      params.get('devfs_root') or '/dev')),
     )
     facts['gathered_at'] = {}
     for name, collector in collectors:
@@ -82,12 +84,21 @@ def gather_facts(ctx, params):
     return facts
 
 
-def state_facts(state_dir):
-    """The ``state`` section: every record of the state store, the run lease apart."""
+def state_facts(state_dir, devfs_root='/dev'):
+    """The ``state`` section: every record of the state store, the run lease apart, and the checkpoint volume the
+    xfs role made (its md array found by its UUID link, whatever name an initramfs gave it)."""
     section = state_store.read_all(state_dir)
     lease = section['records'].pop(state_store.RUN_LEASE, None)
     section['meta'].pop(state_store.RUN_LEASE, None)
     section['lease'] = lease if isinstance(lease, dict) and lease.get('expires', 0) > time.time() else None
+    record = section['records'].get('xfs')
+    uuid = ((record or {}).get('md') or {}).get('uuid') if isinstance(record, dict) else None
+    kernel = None
+    if isinstance(uuid, str) and uuid and '/' not in uuid:
+        link = os.path.join(devfs_root, 'disk', 'by-id', 'md-uuid-' + uuid)
+        if os.path.islink(link):
+            kernel = os.path.basename(os.path.realpath(link))
+    section['volume'] = records.volume_from_record(record, kernel)
     return section
 
 

@@ -121,3 +121,12 @@ def test_drive_verdict_refuses_what_is_not_a_selection():
     with pytest.raises(AnsibleFilterError) as exc:
         drives.drive_verdict({'selected': []})
     assert 'drive_verdict needs the result of select_drives' in str(exc.value)
+
+
+def test_the_collections_own_array_is_not_a_foreign_holder():
+    held = {'controllers': NVME['controllers'], 'namespaces': [dict(NVME['namespaces'][1], holders=['md127'])]}
+    assert drives.select_drives({'nvme': held}, {'serials': ['DATA0001']})['selected'] == []
+    ours = {'nvme': held, 'state': {'volume': {'exists': True, 'holders': ['md127']}}}
+    assert [d['name'] for d in drives.select_drives(ours, {'serials': ['DATA0001']})['selected']] == ['nvme1n1']
+    other = {'nvme': held, 'state': {'volume': {'exists': True, 'holders': ['md126']}}}
+    assert drives.select_drives(other, {'serials': ['DATA0001']})['selected'] == []

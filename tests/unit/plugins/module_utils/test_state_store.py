@@ -245,3 +245,20 @@ def test_sweep_key_and_the_recorded_sweep():
 def test_the_ceiling_is_the_best_sweep_of_that_directory_only():
     assert records.sweep_ceiling_bytes(FACTS, '/mnt/c') == 150.0
     assert records.sweep_ceiling_bytes(FACTS, '/mnt/none') is None
+
+
+def test_the_state_section_names_the_volume_and_its_md_array_by_uuid(tmp_path):
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import node_facts
+    sdir, dev = str(tmp_path / 'state'), tmp_path / 'dev'
+    (dev / 'disk' / 'by-id').mkdir(parents=True)
+    (dev / 'md127').write_text('')
+    os.symlink('../../md127', str(dev / 'disk' / 'by-id' / 'md-uuid-e78a7203:e730df8e'))
+    st.write_record(sdir, 'xfs', {'state': 'present', 'mount_point': '/mnt/c', 'checkpoint_dir': '/mnt/c/ckpt',
+                                  'md': {'name': 'ckpt', 'uuid': 'e78a7203:e730df8e'}}, 'xfs role')
+    st.acquire_run(sdir, OWNER_A, ttl=600)
+    section = node_facts.state_facts(sdir, str(dev))
+    assert section['volume'] == {'exists': True, 'holders': ['md127'], 'mount_point': '/mnt/c',
+                                 'checkpoint_dir': '/mnt/c/ckpt', 'md_uuid': 'e78a7203:e730df8e'}
+    assert section['lease']['run_id'] == OWNER_A['run_id'] and 'run_lease' not in section['records']
+    assert records.own_holders({'state': section}) == ['md127']
+    assert node_facts.state_facts(sdir + '-none', str(dev))['volume']['exists'] is False
