@@ -45,7 +45,7 @@ def _read_until_leased(proc, timeout=600):
         line = ANSI.sub("", line)
         lines.append(line)
         if line.startswith("TASK ["):
-            in_lease = line.startswith("TASK [Take this node for the run")
+            in_lease = "Take this node for the run" in line  # TASK [ai_storage.checkpoint_io.preflight : Take ...
         elif in_lease:
             for node in NODES:
                 if re.match(r"^ok: \[%s\]" % node, line):
