@@ -1,27 +1,27 @@
-"""Two runs of tune_checkpoint_nodes.yml on the same lab nodes at once: the second is refused on every node,
-naming the first (its controller pid), before it gathers or changes anything; a third with
-checkpoint_io_lock_wait waits for the first and then runs. The real playbook on both lab nodes, the
-`always` plays only (inputs, lease, facts, the recorded baseline, the summary): seconds of work per node under
-TCG, long enough for a second run to find the node held."""
+"""Three runs of tune_checkpoint_nodes.yml started at once on the same two lab nodes: two that refuse to wait
+(checkpoint_io_lock_wait 0) and one that waits (checkpoint_io_lock_wait 900). One run takes the nodes; a
+non-waiting run that finds them taken fails on every node naming the holder (its controller pid) before it
+gathers or changes anything; the waiting run goes after the holder. The real playbook, its `always` plays only
+(inputs, lease, facts, the recorded baseline, the summary): the same work for each run, so each reaches its lease
+task at about the same time and the first holds the nodes for the seconds the rest of its plays take."""
 import os
 import re
 import subprocess
-import time
 
 from labplay import ANSI, ansible_playbook_binary
 
 SCENARIO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONVERGE = os.path.join(SCENARIO, "converge.yml")
 NODES = ("node1", "node2")
+HELD = "another checkpoint_io run holds this node"
 
 
-def _argv(*extra):
+def _start(wait):
     inventory = os.path.dirname(os.environ["MOLECULE_INVENTORY_FILE"])
-    return [ansible_playbook_binary(), "-i", inventory, CONVERGE, "--tags", "summary"] + list(extra)
-
-
-def _env():
-    return dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    argv = [ansible_playbook_binary(), "-i", inventory, CONVERGE, "--tags", "summary",
+            "-e", "checkpoint_io_lock_wait=%d" % wait]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=SCENARIO,
+                            env=dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0"))
 
 
 def _recap(output):
@@ -29,58 +29,29 @@ def _recap(output):
                 for host, counters in re.findall(r"^(\S+)\s+:\s+(ok=.*)$", output, re.MULTILINE))
 
 
-def _start(*extra):
-    return subprocess.Popen(_argv(*extra), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(),
-                            cwd=SCENARIO)
-
-
-def _read_until_leased(proc, timeout=600):
-    """The first run's output up to the end of its lease task (both nodes taken)."""
-    lines, seen, in_lease = [], set(), False
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        line = ANSI.sub("", line)
-        lines.append(line)
-        if line.startswith("TASK ["):
-            in_lease = "Take this node for the run" in line  # TASK [ai_storage.checkpoint_io.preflight : Take ...
-        elif in_lease:
-            for node in NODES:
-                if re.match(r"^ok: \[%s\]" % node, line):
-                    seen.add(node)
-            if seen == set(NODES):
-                return "".join(lines)
-    raise AssertionError("the first run never took both nodes:\n" + "".join(lines)[-4000:])
-
-
-def test_a_second_run_is_refused_and_a_waiting_run_goes_after_the_first():
-    first = _start()
+def test_concurrent_runs_are_refused_or_serialised():
+    runs = [("refuse-a", _start(0)), ("refuse-b", _start(0)), ("wait", _start(900))]
+    out = {}
     try:
-        head = _read_until_leased(first)
-        second = subprocess.run(_argv(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(),
-                                cwd=SCENARIO, timeout=900, check=False)
-        out = ANSI.sub("", second.stdout)
-        assert second.returncode != 0, out[-4000:]
-        assert out.count("another checkpoint_io run holds this node") >= len(NODES), out[-4000:]
-        assert ":%d:" % first.pid in out, out[-4000:]  # the holder named: the first run's ansible-playbook
-        assert "Gather every layer" not in out, out[-4000:]  # refused before anything was gathered
-        recap = _recap(out)
-        for node in NODES:
-            assert recap[node]["failed"] == 1 and recap[node]["changed"] == 0, recap
-        assert first.poll() is None, "the first run ended before the third started: nothing was waited for"
-        third = subprocess.run(_argv("-e", "checkpoint_io_lock_wait=900"), stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, env=_env(), cwd=SCENARIO, timeout=1800,
-                               check=False)
-        out_third = ANSI.sub("", third.stdout)
-        rest = ANSI.sub("", first.communicate(timeout=900)[0])
+        for name, proc in runs:
+            out[name] = ANSI.sub("", proc.communicate(timeout=1800)[0])
     finally:
-        if first.poll() is None:
-            first.kill()
-    assert first.returncode == 0, (head + rest)[-4000:]
-    assert third.returncode == 0, out_third[-4000:]  # it waited for the first run's lease, then ran
-    for output in (head + rest, out_third):
-        recap = _recap(output)
-        for node in NODES:
-            assert recap[node]["failed"] == 0 and recap[node]["changed"] == 0, recap  # a tuned node: nothing to do
+        for _name, proc in runs:
+            if proc.poll() is None:
+                proc.kill()
+    rc = dict((name, proc.returncode) for name, proc in runs)
+    pids = dict((name, proc.pid) for name, proc in runs)
+    ran = [name for name in rc if rc[name] == 0]
+    refused = [name for name in rc if rc[name] != 0]
+    log = "\n".join("== %s rc=%s\n%s" % (name, rc[name], out[name][-2500:]) for name in rc)
+    assert rc["wait"] == 0, log  # the waiting run always gets the nodes: first, or after the holder
+    assert refused and set(refused) <= {"refuse-a", "refuse-b"}, log  # two runs never shared the nodes
+    for name in refused:
+        assert out[name].count(HELD) >= len(NODES), log  # refused on every node, naming why
+        assert any(":%d:" % pids[holder] in out[name] for holder in ran), log  # ... and the run that held them
+        assert "Gather every layer" not in out[name], log  # before anything was gathered
+        recap = _recap(out[name])
+        assert all(recap[node]["failed"] == 1 and recap[node]["changed"] == 0 for node in NODES), log
+    for name in ran:
+        recap = _recap(out[name])
+        assert all(recap[node]["failed"] == 0 and recap[node]["changed"] == 0 for node in NODES), log
