@@ -236,10 +236,7 @@ def remove_record(state_dir, name):
 def lease_holder(state_dir, now=None):
     """The live run lease of the node, or None (absent or expired)."""
     now = time.time() if now is None else now
-    try:
-        lease = read_record(state_dir, RUN_LEASE) if check_dir(state_dir) else None
-    except StateError:
-        raise
+    lease = read_record(state_dir, RUN_LEASE) if check_dir(state_dir) else None
     if not isinstance(lease, dict) or lease.get('expires', 0) <= now:
         return None
     return lease
