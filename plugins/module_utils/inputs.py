@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import math
 import posixpath
 
@@ -27,7 +28,17 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units imp
 
 # name: (kind, default, limits, description). Kinds: int (limits (low, high)), number (limits (low, high,
 # low_open, high_open)), bool, size (bytes, > 0), depth (int in limits or 'auto'), choice (limits: the choices),
-# str, paths (a list of absolute paths), dict. A default of None means "unset": the plays decide (described).
+# str, paths (a list of absolute paths), dict, batches (Ansible's play keyword serial: a host count in limits, a
+# percentage 1%..100% or a list of them). A default of None means "unset": the plays decide (described).
+#
+# checkpoint_io_serial / checkpoint_io_max_fail_percentage are the play keywords serial and max_fail_percentage
+# of the plays that change drives or node settings (io_uring_engine, block_layer, xfs, deepspeed_config). Play
+# keywords are templated before any task, so those plays read them through the checkpoint_io_inputs filter
+# themselves (a bad value falls back to the default there; the preflight role has failed every host with it).
+# Ansible counts max_fail_percentage per batch: more than that share of a batch failing ends the run (the batch's
+# other hosts stop at the next task, later batches and plays do not start); a batch whose hosts ALL fail ends it
+# too, whatever the percentage - so a single-host canary batch that fails stops every later batch.
+SERIAL_DEFAULT = [1, '10%', '100%']
 SPEC = {
     'checkpoint_io_hosts': ('str', 'checkpoint_nodes', None, 'the inventory group the plays run on'),
     'checkpoint_io_data_drives': ('dict', None, None, 'the data drives: serials, devices, models (regexes); '
@@ -70,10 +81,19 @@ SPEC = {
                                                            'dies without giving it back'),
     'checkpoint_io_lock_take_over': ('str', None, None, 'the run id of a dead run whose lease is to be taken '
                                                         '(the refusal names it)'),
+    'checkpoint_io_serial': ('batches', SERIAL_DEFAULT, (1, 100000),
+                             'hosts per batch of the plays that change drives or node settings (play keyword '
+                             'serial): a canary host first, then 10%, then the rest'),
+    'checkpoint_io_max_fail_percentage': ('int', 50, (0, 100),
+                                          'the percentage of a batch\'s hosts that may fail before the run '
+                                          'stops (play keyword max_fail_percentage; a batch whose hosts all fail '
+                                          'always stops it)'),
 }
 
 
 def _limits_text(kind, limits):
+    if kind == 'batches':
+        return 'hosts %d to %d or 1%% to 100%%, or a list of them' % limits
     if kind in ('int', 'depth'):
         text = '%d to %d' % limits
         return text + ' or auto' if kind == 'depth' else text
@@ -84,6 +104,33 @@ def _limits_text(kind, limits):
     if kind == 'choice':
         return 'one of %s' % ', '.join(limits)
     return ''
+
+
+def _batch(name, limits, value):
+    """One batch size of the play keyword serial: a host count (int) or a percentage string 'N%'."""
+    if isinstance(value, str) and value.strip().endswith('%'):
+        text = value.strip()[:-1].strip()
+        try:
+            number = to_int(text, name)
+        except ValueError:
+            raise ValueError('%s: %r is not a percentage (1%% to 100%%)' % (name, value))
+        if number < 1 or number > 100:
+            raise ValueError('%s: %r is outside 1%% to 100%%' % (name, value))
+        return '%d%%' % number
+    try:
+        number = to_int(value, name)
+    except ValueError:
+        raise ValueError('%s: %r is not a host count or a percentage (%s)' % (name, value, _limits_text('batches', limits)))
+    return int_in_range(number, name, *limits)
+
+
+def _batches(name, limits, value):
+    """Ansible's serial: one batch size or a non-empty list of them (the last one repeats); always a list."""
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise ValueError('%s: [] is an empty list (%s)' % (name, _limits_text('batches', limits)))
+        return [_batch('%s[%d]' % (name, index), limits, item) for index, item in enumerate(value)]
+    return [_batch(name, limits, value)]
 
 
 def _check(name, kind, limits, value):
@@ -134,6 +181,8 @@ def _check(name, kind, limits, value):
         if not isinstance(value, dict):
             raise ValueError('%s: %r is not a dict' % (name, value))
         return value
+    if kind == 'batches':
+        return _batches(name, limits, value)
     raise AssertionError('unknown kind %r' % kind)
 
 
@@ -149,13 +198,13 @@ def check_inputs(given):
     for name, (kind, default, limits, _doc) in SPEC.items():
         value = given.get(name)
         if value is None:
-            values[name] = default
+            values[name] = list(default) if isinstance(default, list) else default
             continue
         try:
             values[name] = _check(name, kind, limits, value)
         except ValueError as exc:
             errors.append(str(exc))
-            values[name] = default
+            values[name] = list(default) if isinstance(default, list) else default
     if values['checkpoint_io_verify_ranks'] is None and 'checkpoint_io_ranks' in values:
         values['checkpoint_io_verify_ranks'] = values['checkpoint_io_ranks']
     return {'errors': errors, 'values': values}
@@ -168,9 +217,11 @@ def readme_rows():
         limit = _limits_text(kind, limits)
         kind_text = {'int': 'int', 'number': 'number', 'bool': 'bool', 'size': 'size', 'depth': 'int',
                      'choice': 'choice', 'str': 'string', 'path': 'absolute path', 'paths': 'list of absolute paths',
-                     'dict': 'dict'}[kind]
+                     'dict': 'dict', 'batches': 'batches'}[kind]
         if default is None:
             shown = '-'
+        elif isinstance(default, list):
+            shown = json.dumps(default)
         elif isinstance(default, bool):
             shown = 'true' if default else 'false'
         else:
@@ -182,7 +233,7 @@ def readme_rows():
 # The argument spec types of the kinds. The numeric kinds are raw: ansible's own conversion would refuse 'abc'
 # without the limit, so the limits are checked (and named) by check_inputs, the preflight role's first task.
 _ARG_TYPES = {'int': 'raw', 'number': 'raw', 'size': 'raw', 'depth': 'raw', 'bool': 'bool', 'choice': 'str',
-              'str': 'str', 'path': 'path', 'paths': 'list', 'dict': 'dict'}
+              'str': 'str', 'path': 'path', 'paths': 'list', 'dict': 'dict', 'batches': 'raw'}
 
 
 def argument_spec_options(names=None):

@@ -38,6 +38,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.d
                                                 "paths"),
     ({'checkpoint_io_data_drives': ['DATA0001']}, "checkpoint_io_data_drives: ['DATA0001'] is not a dict"),
     ({'checkpoint_io_report_dir': ''}, "checkpoint_io_report_dir: '' is not a non-empty string"),
+    ({'checkpoint_io_serial': []}, 'checkpoint_io_serial: [] is an empty list (hosts 1 to 100000 or 1% to 100%, or a '
+                                   'list of them)'),
+    ({'checkpoint_io_serial': 'abc'}, "checkpoint_io_serial: 'abc' is not a host count or a percentage"),
+    ({'checkpoint_io_serial': [1, '0%']}, "checkpoint_io_serial[1]: '0%' is outside 1% to 100%"),
+    ({'checkpoint_io_serial': ['150%']}, "checkpoint_io_serial[0]: '150%' is outside 1% to 100%"),
+    ({'checkpoint_io_serial': [0]}, 'checkpoint_io_serial[0]: 0 is below the minimum 1'),
+    ({'checkpoint_io_serial': -5}, 'checkpoint_io_serial: -5 is below the minimum 1'),
+    ({'checkpoint_io_serial': 2.5}, 'checkpoint_io_serial: 2.5 is not a host count or a percentage'),
+    ({'checkpoint_io_serial': True}, 'checkpoint_io_serial: True is not a host count or a percentage'),
+    ({'checkpoint_io_max_fail_percentage': 101}, 'checkpoint_io_max_fail_percentage: 101 is above the maximum 100'),
+    ({'checkpoint_io_max_fail_percentage': -1}, 'checkpoint_io_max_fail_percentage: -1 is below the minimum 0'),
+    ({'checkpoint_io_max_fail_percentage': '25%'}, "checkpoint_io_max_fail_percentage: '25%' is not an integer (0 to "
+                                                   "100)"),
 ])
 def test_bad_values_name_the_value_and_the_limit(given, message):
     result = check_inputs(given)
@@ -55,6 +68,20 @@ def test_defaults_and_coercion():
     assert v['checkpoint_io_verify_total_size'] == 1024 ** 3 and v['checkpoint_io_verify_poll'] == 0.5
     assert v['checkpoint_io_verify_repeats'] == 3 and v['checkpoint_io_hosts'] == 'checkpoint_nodes'
     assert 'checkpoint_io_other' not in v and set(v) == set(SPEC)
+
+
+def test_canary_batches_defaults_and_coercion():
+    values = check_inputs({})['values']
+    assert values['checkpoint_io_serial'] == [1, '10%', '100%']
+    assert values['checkpoint_io_max_fail_percentage'] == 50
+    # the default is a fresh list each time (a caller's change never reaches the table)
+    values['checkpoint_io_serial'].append(7)
+    assert SPEC['checkpoint_io_serial'][1] == [1, '10%', '100%']
+    values = check_inputs({'checkpoint_io_serial': ['1', ' 25 % ', 100], 'checkpoint_io_max_fail_percentage': '0'})
+    assert values['errors'] == []
+    assert values['values']['checkpoint_io_serial'] == [1, '25%', 100]
+    assert values['values']['checkpoint_io_max_fail_percentage'] == 0
+    assert check_inputs({'checkpoint_io_serial': '100%'})['values']['checkpoint_io_serial'] == ['100%']
 
 
 def test_several_bad_values_are_all_reported():
