@@ -10,14 +10,16 @@ the free-space check and the reductions of parsed fio output (see
 to MLPerf Storage style results. GiB = 1024^3 bytes, as MLPerf Storage reports
 checkpoint throughput.
 
-Two fio choices are fixed here on purpose:
+Three fio choices are fixed here on purpose:
 
-* ``--fallocate=truncate``: each shard is sized with ftruncate before the
-  writes (a sparse file). O_DIRECT writes then never extend the file: on XFS
-  a direct write beyond EOF takes the inode lock exclusively and drains all
-  direct I/O in flight, which would make ``iodepth`` meaningless for
-  sequential writes. The file stays sparse until written, so ``st_blocks``
-  grows with the data: the progress file reads it.
+* The files are made and sized by the module (module_utils/scratch.py: ftruncate, a sparse file, in a directory
+  made for the run) and fio writes them through ``/proc/self/fd/<N>`` with ``--fallocate=none``: O_DIRECT writes
+  then never extend a file (on XFS a direct write beyond EOF takes the inode lock exclusively and drains all
+  direct I/O in flight, which would make ``iodepth`` meaningless for sequential writes), and fio never lays a
+  file out again (fio 3.33 unlinks and re-creates a file it has to extend, which fails on a /proc/self/fd name).
+  The file stays sparse until written, so ``st_blocks`` grows with the data: the progress reads it.
+* ``--thread``: fio's jobs are threads of one process, not processes that each call setsid(), so ending fio's one
+  process (the module's timeout, a signal, a kill of the module's process group) ends every job.
 * ``--end_fsync=1`` (``fsync: true``): fio 3.33 counts the final fsync in
   the job's runtime (measured: writes 0.605 s + fsync 0.465 s = runtime
   1072 ms), so a rank's seconds end when its data is on media.
@@ -119,13 +121,14 @@ def check_directories(directories, name="directories", what="directories"):
 
 
 def rank_layout(directories, ranks):
-    """Ranks spread round-robin over ``directories``: [{rank, directory, filename}]."""
+    """Ranks spread round-robin over ``directories``: [{rank, directory, name, filename}] (``name`` the shard's
+    name in the run's directory; the module sets ``filename``, where it is, and ``fio_file``, what fio opens)."""
     directories = check_directories(directories)
     ranks = int_in_range(ranks, "ranks", 1, MAX_RANKS)
     layout = []
     for rank in range(ranks):
         directory = directories[rank % len(directories)]
-        layout.append({"rank": rank, "directory": directory,
+        layout.append({"rank": rank, "directory": directory, "name": SHARD_NAME % rank,
                        "filename": directory.rstrip("/") + "/" + SHARD_NAME % rank})
     return layout
 
@@ -159,16 +162,17 @@ def fio_filename(path):
 
 
 def write_argv(fio_path, layout, shard_bytes, block_size, queue_depth, ioengine, direct, fsync):
-    """The fio argv of one checkpoint write: global options, then one job per rank (no group_reporting)."""
+    """The fio argv of one checkpoint write: global options, then one job per rank (no group_reporting), each on
+    its entry's ``fio_file`` (else ``filename``)."""
     queue_depth = int_in_range(queue_depth, "queue_depth", 1, MAX_QUEUE_DEPTH)
     if ioengine not in IOENGINES:
         raise ValueError("ioengine: %r is not one of %s" % (ioengine, ", ".join(IOENGINES)))
-    argv = [fio_path, "--output-format=json", "--rw=write", "--bs=%d" % block_size, "--size=%d" % shard_bytes,
-            "--iodepth=%d" % queue_depth, "--ioengine=%s" % ioengine, "--direct=%d" % int(bool(direct)),
-            "--end_fsync=%d" % int(bool(fsync)),
-            "--fallocate=%s" % ("none" if any("offset" in entry for entry in layout) else "truncate")]
+    argv = [fio_path, "--output-format=json", "--thread", "--rw=write", "--bs=%d" % block_size,
+            "--size=%d" % shard_bytes, "--iodepth=%d" % queue_depth, "--ioengine=%s" % ioengine,
+            "--direct=%d" % int(bool(direct)), "--end_fsync=%d" % int(bool(fsync)), "--fallocate=none"]
     for entry in layout:
-        argv.extend(["--name=rank_%d" % entry["rank"], "--filename=%s" % fio_filename(entry["filename"])])
+        argv.extend(["--name=rank_%d" % entry["rank"],
+                     "--filename=%s" % fio_filename(entry.get("fio_file") or entry["filename"])])
         if "offset" in entry:
             argv.append("--offset=%d" % entry["offset"])
     return argv
@@ -187,11 +191,12 @@ def layout_argv(fio_path, filename, scratch_bytes, block_size, ioengine, direct)
 
     ``filename``: one path, or one per stream (``scratch_bytes`` each, all written at once).
     """
-    argv = [fio_path, "--output-format=json", "--rw=write", "--bs=%d" % block_size, "--size=%d" % scratch_bytes,
-            "--iodepth=8", "--ioengine=%s" % ioengine, "--direct=%d" % int(bool(direct)), "--end_fsync=1"]
+    argv = [fio_path, "--output-format=json", "--thread", "--rw=write", "--bs=%d" % block_size,
+            "--size=%d" % scratch_bytes, "--iodepth=8", "--ioengine=%s" % ioengine, "--direct=%d" % int(bool(direct)),
+            "--end_fsync=1", "--fallocate=none"]
     files = _files(filename)
     if len(files) == 1:
-        return argv[:2] + ["--name=layout", "--filename=%s" % fio_filename(files[0])] + argv[2:]
+        return argv[:3] + ["--name=layout", "--filename=%s" % fio_filename(files[0])] + argv[3:]
     argv.append("--group_reporting")
     for index, path in enumerate(files):
         argv.extend(["--name=layout%d" % index, "--filename=%s" % fio_filename(path)])
@@ -215,18 +220,18 @@ def sweep_argv(fio_path, filename, depth, scratch_bytes, io_bytes, block_size, i
     ends a ramped job with nothing or a fraction of the runtime measured).
     """
     files = _files(filename)
-    layout = ["--rw=write", "--bs=%d" % block_size, "--size=%d" % scratch_bytes]
+    layout = ["--rw=write", "--bs=%d" % block_size, "--size=%d" % scratch_bytes, "--fallocate=none"]
     bounds = ["--io_size=%d" % io_bytes, "--runtime=%d" % runtime]
     engine = ["--iodepth=%d" % depth, "--ioengine=%s" % ioengine, "--direct=%d" % int(bool(direct))]
     if not ramp:
         if len(files) == 1:
-            return [fio_path, "--output-format=json", "--name=qd%d" % depth,
+            return [fio_path, "--output-format=json", "--thread", "--name=qd%d" % depth,
                     "--filename=%s" % fio_filename(files[0])] + layout + bounds + engine
-        argv = [fio_path, "--output-format=json"] + layout + bounds + engine + ["--group_reporting"]
+        argv = [fio_path, "--output-format=json", "--thread"] + layout + bounds + engine + ["--group_reporting"]
         for index, path in enumerate(files):
             argv.extend(["--name=qd%d_rank%d" % (depth, index), "--filename=%s" % fio_filename(path)])
         return argv
-    argv = [fio_path, "--output-format=json"] + layout + engine + ["--group_reporting"]
+    argv = [fio_path, "--output-format=json", "--thread"] + layout + engine + ["--group_reporting"]
     for index, path in enumerate(files):
         argv.extend(["--name=ramp%d_rank%d" % (depth, index), "--filename=%s" % fio_filename(path),
                      "--io_size=%d" % io_bytes, "--runtime=%d" % ramp])

@@ -1,13 +1,14 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""fio runs that outlive the task that started them: the measuring modules' background jobs.
+"""Measurements that outlive the task that started them: the measuring modules' background jobs.
 
 A play that shows progress while a measurement runs starts it in the background and polls it. Ansible's own
 ``async`` cannot carry it on every connection: under Mitogen (mitogen_linear 0.3.54, ansible-core 2.19) an async
-task of a collection module never starts (measured). So the module itself starts fio detached and returns at
-once, and a poll is an ordinary short task. fio is the detached process (under coreutils ``timeout``, so a job
-nobody polls still ends), started in a session of its own with its standard streams on files, so no connection
-waits for it; what the poll needs is in a job record beside them.
+task of a collection module never starts (measured). So the module itself starts a detached worker
+(:func:`start_call`: a process in a session of its own, standard streams on /dev/null) and returns at once, and a
+poll is an ordinary short task. The worker runs fio (in its own session, so :func:`cancel` ends both), bounds it
+with the module's timeout, reports progress, removes the run's files when fio ends (whoever polls or not) and
+writes its result beside its record.
 
 The job store: one root-owned directory (mode 0700, refused when it is a symlink, owned by someone else or
 writable by others), one folder per job in it, made with ``mkdtemp``. Nothing here follows a symlink a user
@@ -24,22 +25,18 @@ import re
 import shutil
 import signal
 import stat
-import subprocess
 import tempfile
 import time
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.atomic_file import write_atomic
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import write_progress
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import (
+    install_terminate_handlers,
+    write_progress,
+)
 
 JOB_STORE = '/run/ai_storage_checkpoint_io/jobs'
-# Exit status of coreutils timeout when the limit was reached (TERM, then KILL after the grace).
-TIMEOUT_RC = 124
 KILL_GRACE_S = 10
 _JOB_ID = re.compile(r'^[A-Za-z0-9_.-]{1,128}$')
-# $1..$3: the files for fio's stdout, stderr and exit status; the rest: the command. The subshell runs in the
-# background and the shell exits at once, so the job is nobody's child (init reaps it) and the starting module
-# leaves no zombie behind; the status is written to a temporary name and renamed, so a reader sees it whole.
-_RUNNER = '( "${@:4}" >"$1" 2>"$2"; echo $? >"$3.tmp" && mv "$3.tmp" "$3" ) </dev/null >/dev/null 2>&1 &'
 
 
 class JobError(Exception):
@@ -80,44 +77,22 @@ def _new_job(label, store):
     return path, os.path.basename(path)
 
 
-def start(argv, record, timeout, label=None, store=JOB_STORE):
-    """Start ``argv`` detached under ``timeout`` seconds; return the job id. ``record``: what the poll needs."""
-    path, job_id = _new_job(label, store)
-    files = dict((name, os.path.join(path, name)) for name in ('stdout', 'stderr', 'rc'))
-    doc = dict(record, job_id=job_id, argv=list(argv), timeout=int(timeout), started=time.time(), session=None)
-    command = ['timeout', '--kill-after=%d' % KILL_GRACE_S, str(int(timeout))] + list(argv)
-    try:
-        with open(os.devnull, 'rb') as devnull:
-            proc = subprocess.Popen(['/bin/bash', '-c', _RUNNER, 'fio-job', files['stdout'], files['stderr'],
-                                     files['rc']] + command,
-                                    stdin=devnull, stdout=devnull, stderr=devnull, close_fds=True,
-                                    start_new_session=True, cwd='/')
-    except OSError as exc:
-        shutil.rmtree(path, ignore_errors=True)
-        raise JobError('cannot start %s: %s' % (argv[0], exc))
-    proc.wait()
-    # The session the shell led: the background subshell, coreutils timeout, fio and its per-job processes.
-    doc['session'] = proc.pid
-    write_progress(os.path.join(path, 'job.json'), doc)
-    return job_id
-
-
-def start_call(func, record, label=None, store=JOB_STORE):
+def start_call(func, record, label=None, store=JOB_STORE, keep_fds=()):
     """Run ``func(report)`` in a detached process (a session of its own, standard streams on /dev/null, cwd /);
     return the job id. ``func`` returns the job's result (a JSON-able dict) or raises: its message (and the
     exception's ``result`` attribute, a partial result) become the job's failure. ``report(doc)`` replaces the
-    job's progress document (:func:`call_progress`). For work that runs several fio processes one after the
-    other in Python (the queue-depth sweep); each of them must bound itself (there is no overall timeout), and
-    :func:`cancel` ends the process (SIGTERM runs its cleanup) and the fio it runs."""
+    job's progress document (:func:`call_progress`). ``keep_fds``: descriptors the worker keeps (the run's files,
+    see module_utils/scratch.py); every other one is closed. The worker bounds its own fio runs (fio_runner's
+    timeout); :func:`cancel` ends it (SIGTERM: it ends fio and removes the run's files) and the fio it runs."""
     path, job_id = _new_job(label, store)
-    doc = dict(record, job_id=job_id, timeout=None, started=time.time(), session=None, call=True)
+    doc = dict(record, job_id=job_id, started=time.time(), session=None, call=True)
     write_progress(os.path.join(path, 'job.json'), doc)
     pid = os.fork()
     if pid == 0:
         try:
             os.setsid()
             if os.fork() == 0:
-                _run_call(func, path)
+                _run_call(func, path, keep_fds)
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
@@ -127,20 +102,23 @@ def start_call(func, record, label=None, store=JOB_STORE):
     return job_id
 
 
-def _terminated(signum, frame):
-    raise SystemExit('terminated by signal %d (cancelled)' % signum)
+def _close_fds_but(keep):
+    low = 3
+    for fd in sorted(set(fd for fd in keep if fd >= 3)) + [65536]:
+        os.closerange(low, fd)
+        low = fd + 1
 
 
-def _run_call(func, path):
+def _run_call(func, path, keep_fds=()):
     """The detached worker of :func:`start_call` (never returns)."""
     status = 1
     try:
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
-        os.closerange(3, 65536)
+        _close_fds_but(keep_fds)
         os.chdir('/')
-        signal.signal(signal.SIGTERM, _terminated)
+        install_terminate_handlers()
 
         def report(doc):
             write_progress(os.path.join(path, 'progress.json'), dict(doc, updated=time.time()))
@@ -185,20 +163,15 @@ def load(job_id, store=JOB_STORE):
 
 
 def poll(job_id, wait=0.0, store=JOB_STORE, interval=0.2):
-    """Wait up to ``wait`` s for the job; (record, outcome). ``outcome`` is None while it runs, else a dict
-    ``{rc, stdout, stderr, wall_s, timed_out}``."""
+    """Wait up to ``wait`` s for the job; (record, ended). ``ended`` is None while it runs, else
+    ``{rc, wall_s, lost}`` (``lost``: the worker is gone without writing its status, killed from outside)."""
     record = load(job_id, store)
     path = job_dir(job_id, store)
     rc_file = os.path.join(path, 'rc')
     deadline = time.time() + max(0.0, float(wait))
-    while True:
-        if os.path.exists(rc_file):
-            break
-        if not session_members(record.get('session')):
-            # The runner is gone without writing a status (killed from outside): nothing more will come.
-            if not os.path.exists(rc_file):
-                return record, dict(rc=None, stdout=_read(path, 'stdout'), stderr=_read(path, 'stderr'),
-                                    wall_s=round(time.time() - record['started'], 3), timed_out=False, lost=True)
+    while not os.path.exists(rc_file):
+        if not session_members(record.get('session')) and not os.path.exists(rc_file):
+            return record, dict(rc=None, wall_s=round(time.time() - record['started'], 3), lost=True)
         if time.time() >= deadline:
             return record, None
         time.sleep(interval)
@@ -207,15 +180,11 @@ def poll(job_id, wait=0.0, store=JOB_STORE, interval=0.2):
     except ValueError:
         rc = None
     finished = os.stat(rc_file).st_mtime
-    return record, dict(rc=rc, stdout=_read(path, 'stdout'), stderr=_read(path, 'stderr'),
-                        wall_s=round(max(0.0, finished - record['started']), 3), timed_out=rc == TIMEOUT_RC,
-                        lost=False)
+    return record, dict(rc=rc, wall_s=round(max(0.0, finished - record['started']), 3), lost=False)
 
 
-def cancel(job_id, store=JOB_STORE):
-    """End every process of a running job's session (TERM, KILL after the grace). True when one was running."""
-    record = load(job_id, store)
-    sid = record.get('session')
+def end_session(sid, grace=KILL_GRACE_S):
+    """End every process of session ``sid`` (TERM, KILL after ``grace`` s). True when one was running."""
     if not session_members(sid):
         return False
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -224,12 +193,33 @@ def cancel(job_id, store=JOB_STORE):
                 os.kill(pid, sig)
             except OSError:
                 pass
-        deadline = time.time() + KILL_GRACE_S
+        deadline = time.time() + grace
         while time.time() < deadline:
             if not session_members(sid):
                 return True
             time.sleep(0.1)
     return True
+
+
+def cancel(job_id, store=JOB_STORE):
+    """End every process of a running job's session (TERM: the worker ends fio and removes the run's files; KILL
+    after the grace). True when one was running."""
+    return end_session(load(job_id, store).get('session'))
+
+
+def jobs(store=JOB_STORE):
+    """The records of every job in the store (running or not collected), [] without a store."""
+    try:
+        names = sorted(os.listdir(store))
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        try:
+            found.append(load(name, store))
+        except JobError:
+            continue
+    return found
 
 
 def collect(job_id, store=JOB_STORE):

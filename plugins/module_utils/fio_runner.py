@@ -1,16 +1,30 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Running fio from the measuring modules (checkpoint_write, queue_depth_sweep), and the files around it.
+"""Running fio from the measuring modules (checkpoint_write, queue_depth_sweep, engine_verify), and ending it.
 
 Why not ``AnsibleModule.run_command``: the checkpoint write reports progress while fio runs (``tick`` every
-``interval`` seconds, into its ``progress_file``), and a run past its timeout must end fio's whole process
-group (fio forks one process per job), which run_command can neither do nor let a caller do.
+``interval`` seconds), fio gets the descriptors of the run's files (``pass_fds``, see module_utils/scratch.py), and
+fio must end whenever the module ends, which run_command can neither do nor let a caller do.
+
+How fio is made to end with the module (measured with fio 3.33 on Linux 6.1):
+
+* fio's job processes call setsid(): a kill of the module's process group (Ansible's async wrapper on timeout
+  kills the group with SIGKILL) and a kill of fio's main process both leave them writing. So the measuring modules
+  run fio with ``--thread``: the jobs are threads of ONE process.
+* That process stays in the module's process group and session (no ``start_new_session``), so the async
+  wrapper's group kill ends it, and it dies with the module (``PR_SET_PDEATHSIG`` SIGKILL) when only the module is
+  killed.
+* On its timeout, and on SIGTERM, SIGINT or SIGHUP to the module (:func:`terminate_on_signals`), the module ends fio
+  and every process fio started (TERM, KILL after the grace), then removes the run's files.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import contextlib
+import ctypes
+import ctypes.util
 import os
 import signal
 import subprocess
@@ -19,26 +33,68 @@ import time
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.atomic_file import write_json_atomic
 
+PR_SET_PDEATHSIG = 1
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+KILL_GRACE_S = 10
 
-def backing_device(path, sysfs_root='/sys'):
-    """Kernel name of the block device holding ``path`` (md127, nvme1n1p1), None for tmpfs/overlay."""
+
+class Terminated(Exception):
+    """The module (or a background worker) was told to stop by a signal; fio is ended and the run cleaned up on
+    the way out."""
+
+    def __init__(self, signum):
+        Exception.__init__(self, 'terminated by signal %d (%s)' % (signum, _signal_name(signum)))
+        self.signum = signum
+
+
+def _signal_name(signum):
     try:
-        dev = os.stat(path).st_dev
+        return signal.Signals(signum).name
+    except ValueError:
+        return 'signal %d' % signum
+
+
+def _raise_terminated(signum, frame):
+    # Once: the cleanup that follows must not be cut short by a second signal.
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def terminate_on_signals():
+    """SIGTERM, SIGINT and SIGHUP raise :class:`Terminated` (once) while the block runs, so the ``finally``
+    clauses that end fio and remove the run's files run; the handlers before are restored after."""
+    before = dict((sig, signal.signal(sig, _raise_terminated)) for sig in STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def install_terminate_handlers():
+    """The handlers of :func:`terminate_on_signals` for the rest of a process (a background worker)."""
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, _raise_terminated)
+
+
+def _libc():
+    try:
+        return ctypes.CDLL(ctypes.util.find_library('c') or None, use_errno=True)
     except OSError:
         return None
-    link = '%s/dev/block/%d:%d' % (sysfs_root.rstrip('/'), os.major(dev), os.minor(dev))
-    try:
-        return os.path.basename(os.readlink(link).rstrip('/')) or None
-    except OSError:
-        return None
 
 
-def allocated(path):
-    """Bytes allocated to ``path`` (st_blocks x 512), 0 when it is missing."""
-    try:
-        return os.stat(path).st_blocks * 512
-    except OSError:
-        return 0
+_LIBC = _libc()
+
+
+def _die_with_parent(parent):
+    """In the child before exec: SIGKILL when the module dies; gone at once when it already has."""
+    if _LIBC is not None:
+        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def sectors_written(names, sysfs_root='/sys'):
@@ -53,21 +109,11 @@ def sectors_written(names, sysfs_root='/sys'):
     return counts
 
 
-def written_so_far(files, shard_bytes, start_sectors=None, sysfs_root='/sys'):
-    """Bytes the ranks have written so far: from the allocated blocks of their shard files, or, for raw devices,
-    from the sectors the devices wrote since ``start_sectors`` (:func:`sectors_written` before the write)."""
-    if start_sectors:
-        now = sectors_written(sorted(start_sectors), sysfs_root)
-        return sum((now[name] - start) * 512 for name, start in start_sectors.items()
-                   if start is not None and now[name] is not None)
-    return sum(min(allocated(path), shard_bytes) for path in files)
-
-
-def remove(path):
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
+def written_since(start_sectors, sysfs_root='/sys'):
+    """Bytes raw devices wrote since ``start_sectors`` (:func:`sectors_written` before the write)."""
+    now = sectors_written(sorted(start_sectors), sysfs_root)
+    return sum((now[name] - start) * 512 for name, start in start_sectors.items()
+               if start is not None and now[name] is not None)
 
 
 def write_progress(path, doc):
@@ -76,26 +122,62 @@ def write_progress(path, doc):
     write_json_atomic(path, doc, fsync=False, pretty=False)
 
 
-def stop(proc):
-    """SIGTERM fio's process group (fio ends its jobs), SIGKILL after 10 s."""
-    for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+def descendants(pid, procfs_root='/proc'):
+    """Pids of the live processes below ``pid`` (children, their children...), from /proc/<pid>/stat."""
+    children = {}
+    for name in os.listdir(procfs_root):
+        if not name.isdigit():
+            continue
         try:
-            os.killpg(proc.pid, sig)
+            with open('%s/%s/stat' % (procfs_root, name)) as handle:
+                fields = handle.read().rsplit(')', 1)[1].split()
+        except (IOError, OSError, IndexError):
+            continue
+        if len(fields) > 1 and fields[0] not in ('Z', 'X'):
+            children.setdefault(int(fields[1]), []).append(int(name))
+    found = []
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.append(child)
+                todo.append(child)
+    return found
+
+
+def stop(proc, grace=KILL_GRACE_S):
+    """End fio and every process below it: SIGTERM (fio ends its jobs), SIGKILL after ``grace`` s."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, grace)):
+        if proc.poll() is not None:
+            break
+        for pid in [proc.pid] + descendants(proc.pid):
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        deadline = time.time() + wait
+        while time.time() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+    # What fio started and left behind (a process that does not die with its parent) goes too.
+    for pid in descendants(proc.pid) if proc.poll() is None else []:
+        try:
+            os.kill(pid, signal.SIGKILL)
         except OSError:
-            return
-        deadline = time.time() + grace
-        while time.time() < deadline:
-            if proc.poll() is not None:
-                return
-            time.sleep(0.1)
+            pass
 
 
-def run_fio(argv, timeout, tick=None, interval=2.0):
-    """Run fio; ``tick(elapsed)`` every ``interval`` s. Returns (rc, stdout, stderr, wall_s, timed_out)."""
+def run_fio(argv, timeout, tick=None, interval=2.0, pass_fds=()):
+    """Run fio in the module's own process group, with the descriptors ``pass_fds`` inherited;
+    ``tick(elapsed)`` every ``interval`` s. Returns (rc, stdout, stderr, wall_s, timed_out).
+
+    fio ends with the module whatever ends the module: past ``timeout``, on :class:`Terminated` (raised through
+    here after fio is stopped) and on a kill of the module's process group or of the module alone.
+    """
     out = tempfile.TemporaryFile()
     err = tempfile.TemporaryFile()
     start = time.time()
-    proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, pass_fds=tuple(pass_fds),
+                            preexec_fn=lambda parent=os.getpid(): _die_with_parent(parent))
     timed_out = False
     next_tick = start + interval
     try:

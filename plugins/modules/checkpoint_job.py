@@ -9,20 +9,29 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 ---
 module: checkpoint_job
-short_description: Poll, wait for or cancel a checkpoint write or a queue-depth sweep started in the background
+short_description: Poll, wait for or cancel a background checkpoint write or queue-depth sweep; reap dead runs
 version_added: 0.2.0
 description:
   - Follows a write that M(ai_storage.checkpoint_io.checkpoint_write) started in the background
     (O(ai_storage.checkpoint_io.checkpoint_write#module:background=true)). It waits up to O(wait) seconds for
     it, then returns its progress (RV(progress)) or, once fio has ended, the
     write's whole result (RV(result), the same keys as M(ai_storage.checkpoint_io.checkpoint_write) returns).
-  - Once the result is returned, the job is collected (its record and fio's output removed) and the shards are
-    removed unless the write kept them (C(keep_files)); a second poll of the same job fails, naming it.
+  - The job's worker removes the write's shards (unless it kept them, C(keep_files)) as soon as fio ends, whether
+    anyone polls or not. Once the result is returned, the job is collected (its record removed) and what the
+    worker could not remove (it was killed) is removed the way O(reap) does; a second poll of the same job fails,
+    naming it.
   - A write that failed (fio's exit status, a timeout, output that cannot be reduced) fails this task with the
     write's message; its shards are removed the same way.
   - The same for a queue-depth sweep that M(ai_storage.checkpoint_io.queue_depth_sweep) started in the background;
     RV(progress) then says which depth and run it is at and the medians measured so far, and RV(result) is the
     sweep's whole result; a sweep that failed fails this task with its message.
+  - With O(reap=true) (and no O(job_id)), it cleans what dead runs left on the node: a background job of another
+    run still running is cancelled (the node's run lease, held by the current run, says no other run of the
+    collection may be writing there), a finished job nobody collected is collected, and every run directory
+    recorded in the state store (record C(scratch)) whose owner is gone - a play killed mid-write, a reboot - or
+    that belongs to another run is removed, after the processes still holding its files open are killed. Only
+    what the run recorded, at the inodes it recorded, is removed. The preflight role runs it right after it takes
+    the lease.
   - Why not Ansible's C(async) with C(async_status)? Under Mitogen (mitogen_linear 0.3.54, ansible-core 2.19)
     an async task of a collection module never starts (measured). This pair runs under every strategy.
 author:
@@ -31,14 +40,15 @@ requirements:
   - Linux (the job's processes are found through /proc).
 notes:
   - Reading a job changes nothing on the node until the job is finished; collecting a finished job removes only
-    the job's own folder in O(job_store) and the shards of its write, never anything else, so C(changed) is
-    always V(false).
+    the job's own folder in O(job_store) and the files its run made, never anything else, so C(changed) is
+    V(false) for a poll; with O(reap=true), C(changed) says whether anything was cancelled or removed.
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
-    support: none
-    details: The write it follows never runs in check mode; Ansible skips the task in check mode.
+    support: partial
+    details: With O(reap=true) it reports what it would cancel and remove and changes nothing. A poll or a cancel
+      does nothing in check mode (the write it follows never runs in check mode).
   diff_mode:
     support: none
   platform:
@@ -47,9 +57,8 @@ options:
   job_id:
     description:
       - RV(ai_storage.checkpoint_io.checkpoint_write#module:job_id) of the write, or
-        RV(ai_storage.checkpoint_io.queue_depth_sweep#module:job_id) of the sweep.
+        RV(ai_storage.checkpoint_io.queue_depth_sweep#module:job_id) of the sweep. Required unless O(reap=true).
     type: str
-    required: true
   wait:
     description:
       - Seconds to wait for the write to finish before returning its progress, 0 to 3600.
@@ -66,6 +75,18 @@ options:
       - The job store the write was started in.
     type: path
     default: /run/ai_storage_checkpoint_io/jobs
+  reap:
+    description:
+      - Clean what dead runs left (see the description) instead of following one job.
+    type: bool
+    default: false
+    version_added: 0.3.0
+  state_dir:
+    description:
+      - The collection's state directory (the record C(scratch) of the run directories, the node's run lease).
+    type: path
+    default: /var/lib/ai_storage_checkpoint_io
+    version_added: 0.3.0
 '''
 
 EXAMPLES = r'''
@@ -106,6 +127,10 @@ EXAMPLES = r'''
   until: sweep.finished
   retries: 360
   delay: 0
+
+- name: After taking the node's run lease, clean what dead runs left
+  ai_storage.checkpoint_io.checkpoint_job:
+    reap: true
 '''
 
 RETURN = r'''
@@ -114,6 +139,39 @@ job_id:
   returned: always
   type: str
   sample: after.k2j4x9_a
+reaped:
+  description: What O(reap=true) did (in check mode, would do).
+  returned: O(reap=true)
+  type: dict
+  contains:
+    run:
+      description: The run that holds the node's lease (its jobs and run directories are kept), V(null) without
+        a lease.
+      type: str
+      returned: always
+      sample: tune_checkpoint_nodes.ctl1.4242.1733100000
+    jobs:
+      description: The background jobs of dead runs, C({job_id, kind, run_id, action}) each, C(action) one of
+        V(cancelled), V(collected), V(kept).
+      type: list
+      elements: dict
+      returned: always
+    run_dirs:
+      description: The recorded run directories removed, C({run_dir, reason, removed, left}) each (C(left) names
+        what was not removed because it was no longer the run's own).
+      type: list
+      elements: dict
+      returned: always
+    kept:
+      description: The recorded run directories kept, their owner still running, C({run_dir, reason}) each.
+      type: list
+      elements: dict
+      returned: always
+    errors:
+      description: Records or directories that could not be read or reached.
+      type: list
+      elements: str
+      returned: always
 finished:
   description: Whether the write has ended (its result is in RV(result)).
   returned: always
@@ -189,108 +247,108 @@ result:
   sample: {throughput_gib_s: 6.42, duration_s: 9.967, total_gib: 64.0, ranks: 8, queue_depth: 16}
 '''
 
-import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_write import outcome_result
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import remove, written_so_far
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job, scratch
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
 
 MAX_WAIT_S = 3600
+KINDS = {'checkpoint_write': 'write', 'queue_depth_sweep': 'sweep'}
 
 
-def progress(record, done):
-    total = record['total_bytes']
+def progress(record, job_id, store, done=False):
+    """How far the job is: a write's bytes from its worker's last report, a sweep's depth and medians."""
+    doc = fio_job.call_progress(job_id, store)
     elapsed = round(max(0.0, time.time() - record['started']), 3)
-    written = total if done else min(total, written_so_far(record['files'], record['shard_bytes'], record.get('start_sectors')))
+    if record.get('kind') == 'queue_depth_sweep':
+        written = doc.get('bytes_written') or 0
+        return dict(elapsed_s=elapsed, bytes_written=written, total_bytes=None,
+                    bw_bytes_so_far=int(written / elapsed) if elapsed > 0 else 0, depth=doc.get('depth'),
+                    repeat=doc.get('repeat'), repeats=record.get('repeats'), points=doc.get('points') or [],
+                    last_bw_bytes=doc.get('last_bw_bytes'))
+    total = record.get('total_bytes')
+    written = total if done else min(total or 0, doc.get('bytes_written') or 0)
     return dict(elapsed_s=elapsed, bytes_written=written, total_bytes=total,
                 bw_bytes_so_far=int(written / elapsed) if elapsed > 0 else 0)
 
 
-def sweep_progress(record, job_id, store):
-    doc = fio_job.call_progress(job_id, store)
-    elapsed = round(max(0.0, time.time() - record['started']), 3)
-    written = doc.get('bytes_written') or 0
-    return dict(elapsed_s=elapsed, bytes_written=written, total_bytes=None,
-                bw_bytes_so_far=int(written / elapsed) if elapsed > 0 else 0, depth=doc.get('depth'),
-                repeat=doc.get('repeat'), repeats=record.get('repeats'), points=doc.get('points') or [],
-                last_bw_bytes=doc.get('last_bw_bytes'))
-
-
-def sweep_main(module, params, record, response):
-    """A background queue-depth sweep: its progress, or its result once it has ended."""
-    job_id, store = params['job_id'], params['job_store']
-    response['label'] = record.get('label')
-    if params['cancel']:
-        response['cancelled'] = fio_job.cancel(job_id, store)
-        response.update(finished=True, progress=sweep_progress(record, job_id, store))
-        fio_job.collect(job_id, store)
-        module.exit_json(**response)
-    record, outcome = fio_job.poll(job_id, params['wait'], store)
-    response['progress'] = sweep_progress(record, job_id, store)
-    if outcome is None:
-        module.exit_json(**response)
-    done = fio_job.call_outcome(job_id, store)
-    fio_job.collect(job_id, store)
-    response['finished'] = True
-    if done is None:
-        module.fail_json(msg='%s: the sweep ended without a result (killed from outside the module?)' % job_id,
-                         **response)
-    if not done['ok']:
-        module.fail_json(msg='%s: %s' % (job_id, done['msg']), result=done.get('result'), **response)
-    module.exit_json(result=done['result'], **response)
-
-
-def finish(record):
-    """Remove the write's shards unless it kept them; the list of the kept ones."""
-    if record.get('keep_files'):
-        return [path for path in record['files'] if os.path.exists(path)]
-    for path in record['files']:
-        remove(path)
-    return []
+def reap(module, params):
+    """Cancel or collect the jobs of dead runs, then remove the run directories they (or dead foreground modules)
+    left; in check mode only say so."""
+    check = module.check_mode
+    current = scratch.current_run(params['state_dir'])
+    jobs = []
+    for record in fio_job.jobs(params['job_store']):
+        job_id = record.get('job_id')
+        entry = dict(job_id=job_id, kind=record.get('kind'), run_id=record.get('run_id'), action='kept')
+        running = bool(fio_job.session_members(record.get('session')))
+        if record.get('run_id') == current and current is not None:
+            pass  # this run's own job
+        elif running and current is None:
+            pass  # nothing says it is dead: no run holds the node
+        else:
+            entry['action'] = 'cancelled' if running else 'collected'
+            if not check:
+                if running:
+                    fio_job.cancel(job_id, params['job_store'])
+                fio_job.collect(job_id, params['job_store'])
+        jobs.append(entry)
+    dirs = scratch.reap(params['state_dir'], current, check_mode=check)
+    reaped = dict(run=current, jobs=jobs, run_dirs=dirs['reaped'], kept=dirs['kept'], errors=dirs['errors'])
+    changed = bool(dirs['reaped']) or any(job['action'] != 'kept' for job in jobs)
+    module.exit_json(changed=changed, reaped=reaped, job_id=None, finished=True, cancelled=False, label=None)
 
 
 def main():
     module = AnsibleModule(argument_spec=dict(
-        job_id=dict(type='str', required=True),
+        job_id=dict(type='str'),
         wait=dict(type='float', default=5),
         cancel=dict(type='bool', default=False),
         job_store=dict(type='path', default=fio_job.JOB_STORE),
-    ), supports_check_mode=False)
+        reap=dict(type='bool', default=False),
+        state_dir=dict(type='path', default=STATE_DIR),
+    ), supports_check_mode=True, required_one_of=[('job_id', 'reap')], mutually_exclusive=[('job_id', 'reap')])
     params = module.params
-    job_id = params['job_id']
+    job_id, store = params['job_id'], params['job_store']
     response = dict(changed=False, job_id=job_id, finished=False, cancelled=False, label=None)
+    if params['reap']:
+        reap(module, params)
+    if module.check_mode:
+        module.exit_json(skipped=True, msg='check mode: the job is not polled (nothing is written in check mode)',
+                         **response)
     if not 0 <= params['wait'] <= MAX_WAIT_S:
         module.fail_json(msg='wait: %s is outside 0..%d seconds' % (params['wait'], MAX_WAIT_S), **response)
     try:
-        record = fio_job.load(job_id, params['job_store'])
-        if record.get('kind') == 'queue_depth_sweep':
-            sweep_main(module, params, record, response)
-        if record.get('kind') != 'checkpoint_write':
+        record = fio_job.load(job_id, store)
+        kind = KINDS.get(record.get('kind'))
+        if kind is None:
             module.fail_json(msg='job %s is a %s job, not a checkpoint write or a queue depth sweep'
                              % (job_id, record.get('kind')), **response)
-        response['label'] = record['result'].get('label')
+        response['label'] = record.get('label')
         if params['cancel']:
-            response['cancelled'] = fio_job.cancel(job_id, params['job_store'])
-            finish(record)
-            fio_job.collect(job_id, params['job_store'])
-            response.update(finished=True, progress=progress(record, False))
+            response['cancelled'] = fio_job.cancel(job_id, store)
+            response.update(finished=True, progress=progress(record, job_id, store))
+            fio_job.collect(job_id, store)
+            scratch.reap(params['state_dir'], job_id=job_id)  # what a worker killed after the grace left
             module.exit_json(**response)
-        record, outcome = fio_job.poll(job_id, params['wait'], params['job_store'])
+        record, ended = fio_job.poll(job_id, params['wait'], store)
     except fio_job.JobError as exc:
         module.fail_json(msg=str(exc), **response)
-    if outcome is None:
-        response['progress'] = progress(record, False)
+    if ended is None:
+        response['progress'] = progress(record, job_id, store)
         module.exit_json(**response)
-    result, error = outcome_result(record['result'], record['layout'], outcome, record['timeout'])
-    response.update(finished=True, progress=progress(record, error is None))
-    result['files_kept'] = finish(record)
-    fio_job.collect(job_id, params['job_store'])
-    if error:
-        module.fail_json(msg='%s: %s' % (job_id, error), result=result, **response)
-    module.exit_json(result=result, **response)
+    done = fio_job.call_outcome(job_id, store)
+    response.update(finished=True, progress=progress(record, job_id, store, done=bool(done and done['ok'])))
+    fio_job.collect(job_id, store)
+    scratch.reap(params['state_dir'], job_id=job_id)  # nothing, unless the worker was killed before its cleanup
+    if done is None:
+        module.fail_json(msg='%s: the %s ended without a result (killed from outside the module?)' % (job_id, kind),
+                         **response)
+    if not done['ok']:
+        module.fail_json(msg='%s: %s' % (job_id, done['msg']), result=done.get('result'), **response)
+    module.exit_json(result=done['result'], **response)
 
 
 if __name__ == '__main__':

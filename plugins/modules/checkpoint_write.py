@@ -14,6 +14,20 @@ version_added: 0.2.0
 description:
   - Writes one shard file C(rank_<N>.ckpt) per rank with one fio run (one job per rank, all ranks at once), the
     ranks spread round-robin over O(directories), for example one directory per checkpoint volume.
+  - The shards are made in a directory made for the run in each of O(directories)
+    (C(.checkpoint_io.<label>.<random>), owned by root, mode 0700), with C(O_CREAT|O_EXCL|O_NOFOLLOW), through
+    descriptors opened from C(/) without following a symlink another user could plant; fio writes them through
+    C(/proc/self/fd/<N>). A training user who owns the checkpoint directory cannot redirect the write (a planted
+    C(rank_0.ckpt) symlink, a renamed or replaced run directory), and nothing the run did not make is removed: a
+    C(rank_<N>.ckpt) already in the directory is never touched. RV(safety) names the path components other users
+    can write and says how the run is made safe despite them.
+  - Each run is recorded in the state store (record C(scratch)) before anything is made, and the record is dropped
+    once its files are removed; what a killed run left is removed by
+    M(ai_storage.checkpoint_io.checkpoint_job) with O(ai_storage.checkpoint_io.checkpoint_job#module:reap=true)
+    (the preflight role runs it after it takes the node's run lease).
+  - fio runs as one process (C(--thread)) in the module's process group and dies with the module (a timeout,
+    SIGTERM, SIGINT or SIGHUP to the module, a kill of its process group by Ansible's C(async), or of the module
+    alone), and the module then removes the run's files.
   - Each rank writes its shard sequentially with O(block_size) requests, O(queue_depth) in flight, with
     O(ioengine), O_DIRECT (O(direct)) and a final fsync (O(fsync)), so a rank's time ends when its data is on media.
     fio 3.33 counts the final fsync in a job's runtime (measured with strace); the module also reports the wall
@@ -22,22 +36,26 @@ description:
     rank is, so RV(duration_s) is the longest rank time and RV(throughput_gib_s) is the checkpoint size divided
     by it. Per-rank bandwidths and the depth each rank actually reached (RV(iodepth_max_achieved)) show
     stragglers and engines that never reached the asked depth.
-  - Shards are sized with ftruncate before writing (fio C(fallocate=truncate), sparse until written). Direct
+  - Shards are sized with ftruncate before writing (sparse until written; fio C(fallocate=none)). Direct
     writes then never extend the file; on XFS a direct write beyond EOF drains all direct I/O in flight, which
     would make O(queue_depth) meaningless.
   - Refused before anything is written, with the value and the limit in the message. A directory that is not
-    absolute, missing or not a directory; O(ranks) outside 1..1024; O(queue_depth) outside 1..65535;
+    absolute, missing or not a directory, or reached through a symlink that lies in a directory another user can
+    write; O(ranks) outside 1..1024; O(queue_depth) outside 1..65535;
     O(block_size) not a multiple of 4096; O(shard_size) below or not a multiple of O(block_size); O(total_size)
     that leaves less than one block per rank; shards needing more than the free space of a filesystem less
     O(free_space_margin).
-  - Existing C(rank_<N>.ckpt) files of the ranks in O(directories) are replaced (their space counts as free).
-    Shards are removed at the end, also when the run fails, unless O(keep_files=true).
+  - Shards are removed at the end with their run directory, also when the run fails, unless O(keep_files=true).
   - With O(devices) instead of O(directories), the ranks write raw blank block devices (the measurement before
     a checkpoint volume exists on them). Rank N writes device N modulo their number, the k-th rank of a device at
     offset k x the shard size. DESTROYS what the devices hold, so each must be named in O(force_devices), and
     each is refused unless it is a whole disk, not a partition, without partitions, holders (md, LVM, dm),
     mounts or swap, not the OS drive, named once (after symlinks), large enough, and C(wipefs --no-act) finds
-    no signature on it (a filesystem, an md or LVM superblock, a partition table).
+    no signature on it (a filesystem, an md or LVM superblock, a partition table). Then each is opened
+    C(O_WRONLY|O_EXCL) (the kernel refuses a device that is mounted or held, and nothing can claim it while the
+    write holds it), re-identified from that descriptor against O(expect), and written by fio through
+    C(/proc/self/fd/<N>); a device whose serial, wwid or size is not the expected one is refused, nothing
+    written.
 author:
   - ai_storage checkpoint_io maintainers (@ai-storage)
 requirements:
@@ -87,6 +105,33 @@ options:
     elements: str
     default: []
     version_added: 0.2.0
+  expect:
+    description:
+      - Who each device of O(devices) must be, one entry per device (required with O(devices)), from the facts
+        the drives were selected by. Checked from the device's open descriptor immediately before fio writes it,
+        so a drive renumbered since the facts (a reset, a hot-plug) is refused instead of overwritten.
+    type: list
+    elements: dict
+    version_added: 0.3.0
+    suboptions:
+      device:
+        description:
+          - The device, as in O(devices) or its kernel name.
+        type: str
+        required: true
+      serial:
+        description:
+          - The controller's serial number (sysfs C(device/serial)).
+        type: str
+      wwid:
+        description:
+          - The namespace's C(wwid) (sysfs).
+        type: str
+      size_bytes:
+        description:
+          - The device's size in bytes. At least one of O(expect[].serial), O(expect[].wwid) and
+            O(expect[].size_bytes) is required.
+        type: int
   ranks:
     description:
       - Number of ranks (shards, fio jobs), 1 to 1024.
@@ -162,8 +207,10 @@ options:
     type: str
   timeout:
     description:
-      - Seconds fio may run; past it fio is killed and the module fails (with O(background=true), fio runs under
-        coreutils C(timeout), so it ends even when nobody polls it).
+      - Seconds fio may run; past it fio is ended, the run's files are removed and the module fails (with
+        O(background=true), the detached worker ends it, so it ends even when nobody polls it). A task that runs
+        this module in the foreground should set its C(timeout) keyword (or C(async)) above this value, so the
+        module always ends fio and cleans up first.
     type: int
     default: 3600
   background:
@@ -184,6 +231,13 @@ options:
     type: path
     default: /run/ai_storage_checkpoint_io/jobs
     version_added: 0.2.0
+  state_dir:
+    description:
+      - The collection's state directory, where the run directories are recorded (record C(scratch)) and the
+        node's run lease is read.
+    type: path
+    default: /var/lib/ai_storage_checkpoint_io
+    version_added: 0.3.0
 '''
 
 EXAMPLES = r'''
@@ -191,6 +245,9 @@ EXAMPLES = r'''
   ai_storage.checkpoint_io.checkpoint_write:
     devices: [/dev/nvme1n1, /dev/nvme2n1]
     force_devices: [nvme1n1, nvme2n1]
+    expect:
+      - {device: nvme1n1, serial: S6EUNX0T100001, size_bytes: 3840755982336}
+      - {device: nvme2n1, serial: S6EUNX0T100002, size_bytes: 3840755982336}
     ranks: 2
     total_size: 8G
     queue_depth: 8
@@ -306,10 +363,11 @@ per_rank:
       returned: always
       sample: /mnt/ckpt0/bench
     filename:
-      description: Shard file.
+      description: Shard file, in the run's directory (removed after the run unless O(keep_files=true)), or the
+        raw device.
       type: str
       returned: always
-      sample: /mnt/ckpt0/bench/rank_0.ckpt
+      sample: /mnt/ckpt0/bench/.checkpoint_io.after.0c1d2e3f4a5b/rank_0.ckpt
     bytes:
       description: Bytes written (fio C(io_bytes)).
       type: int
@@ -400,9 +458,32 @@ command:
   returned: when fio was run
   type: list
   elements: str
-  sample: [/usr/bin/fio, --output-format=json, --rw=write, --bs=1048576, --size=8589934592, --iodepth=16,
-           --ioengine=io_uring, --direct=1, --end_fsync=1, --fallocate=truncate, --name=rank_0,
-           --filename=/mnt/ckpt0/bench/rank_0.ckpt]
+  sample: [/usr/bin/fio, --output-format=json, --thread, --rw=write, --bs=1048576, --size=8589934592,
+           --iodepth=16, --ioengine=io_uring, --direct=1, --end_fsync=1, --fallocate=none, --name=rank_0,
+           --filename=/proc/self/fd/5]
+safety:
+  description: Where the run wrote and why no other user could redirect it.
+  returned: when something was written
+  type: dict
+  contains:
+    writable_components:
+      description: The directories on the way to O(directories) (the directories included) that a user other
+        than root can change, C({directory, path, uid, gid, mode, writable_by}) each.
+      type: list
+      elements: dict
+      returned: always
+      sample: [{directory: /mnt/ckpt0/bench, path: /mnt/ckpt0/bench, uid: 1000, gid: 1000, mode: "0755",
+                writable_by: [its owner uid 1000]}]
+    run_dirs:
+      description: The directories made for the run (removed with the shards).
+      type: list
+      elements: str
+      returned: always
+      sample: [/mnt/ckpt0/bench/.checkpoint_io.after.0c1d2e3f4a5b]
+    made_safe_by:
+      description: How the write is made safe despite them.
+      type: str
+      returned: always
 files_kept:
   description: The shard files left in place (O(keep_files=true)), else an empty list.
   returned: always
@@ -433,6 +514,7 @@ job_store:
 
 import os
 import stat
+from functools import partial
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -454,17 +536,18 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_writ
     space_errors,
     write_argv,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job, scratch
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import (
-    allocated,
-    backing_device,
-    remove,
+    Terminated,
     run_fio,
     sectors_written,
+    terminate_on_signals,
     write_progress,
-    written_so_far,
+    written_since,
 )
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import Context
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import name_of_dev
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.wipefs import (
     WIPEFS_COLUMNS,
     describe_signature,
@@ -477,6 +560,12 @@ def argument_spec():
         directories=dict(type='list', elements='path'),
         devices=dict(type='list', elements='path'),
         force_devices=dict(type='list', elements='str', default=[]),
+        expect=dict(type='list', elements='dict', options=dict(
+            device=dict(type='str', required=True),
+            serial=dict(type='str'),
+            wwid=dict(type='str'),
+            size_bytes=dict(type='int'),
+        )),
         ranks=dict(type='int', default=8),
         shard_size=dict(type='raw'),
         total_size=dict(type='raw'),
@@ -494,11 +583,12 @@ def argument_spec():
         timeout=dict(type='int', default=3600),
         background=dict(type='bool', default=False),
         job_store=dict(type='path', default=fio_job.JOB_STORE),
+        state_dir=dict(type='path', default=STATE_DIR),
     )
 
 
 def validate(module, params, result):
-    """Everything checked before anything is written: (plan, layout, argv-ready values)."""
+    """Everything checked before anything is written: (plan, layout)."""
     try:
         int_in_range(params['queue_depth'], 'queue_depth', 1, MAX_QUEUE_DEPTH)
         int_in_range(params['timeout'], 'timeout', 1)
@@ -513,17 +603,38 @@ def validate(module, params, result):
             layout = rank_layout(params['directories'], params['ranks'])
     except ValueError as exc:
         module.fail_json(msg=str(exc), **result)
-    for path in params['directories'] or []:
-        if not os.path.isdir(path):
-            module.fail_json(msg='directories: %s %s' % (
-                path, 'is not a directory' if os.path.exists(path) else 'does not exist'), **result)
     if params['progress_file'] is not None and not os.path.isdir(os.path.dirname(params['progress_file']) or '.'):
         module.fail_json(msg='progress_file: the directory of %s does not exist' % params['progress_file'], **result)
     return plan, layout
 
 
+def _kernel_name(device):
+    return os.path.basename(os.path.realpath(device)) if device.startswith('/') else device
+
+
+def expectations(params, names):
+    """The identity each device of O(devices) must have, from O(expect): ([{name, wwid, serial, size_bytes}],
+    errors)."""
+    wanted = {}
+    errors = []
+    for index, entry in enumerate(params['expect'] or []):
+        name = _kernel_name(entry['device'])
+        if name not in names.values():
+            errors.append('expect[%d]: %s is not one of devices' % (index, entry['device']))
+            continue
+        wanted[name] = {'name': name, 'wwid': entry['wwid'], 'serial': entry['serial'],
+                        'size_bytes': entry['size_bytes']}
+    for path in params['devices']:
+        name = names.get(path)
+        if name is not None and name not in wanted:
+            errors.append('%s (%s) has no entry in expect: a raw write re-identifies each device (serial, wwid or '
+                          'size_bytes) from its open descriptor and never runs on a name alone' % (path, name))
+    return [wanted[name] for name in sorted(wanted)], errors
+
+
 def raw_devices(module, params, layout, shard_bytes, result):
-    """The checks of O(devices) before anything is written: {path: kernel name}, or the host fails."""
+    """The checks of O(devices) before anything is written: ({path: kernel name}, expected identities), or the
+    host fails."""
     needs = device_needs(layout, shard_bytes)
     topology = BlockTopology(Context(module))
     forced = set(params['force_devices'])
@@ -556,6 +667,8 @@ def raw_devices(module, params, layout, shard_bytes, result):
         size = disk_bytes(topology, name)
         if size is not None and size < needs.get(path, 0):
             errors.append('%s holds %d bytes, below the %d bytes its ranks write' % (name, size, needs.get(path, 0)))
+    expected, missing = expectations(params, names)
+    errors.extend(missing)
     for path, name in sorted(names.items()):
         if any(name in error for error in errors):
             continue
@@ -573,27 +686,124 @@ def raw_devices(module, params, layout, shard_bytes, result):
                 name, '; '.join(describe_signature(sig) for sig in found)))
     if errors:
         module.fail_json(msg='devices refused, nothing was written: %s' % '; '.join(errors), errors=errors, **result)
-    return names
+    return names, expected
 
 
-def space_needs(layout, shard_bytes, devices):
-    """Bytes needed and free per filesystem (ranks on one filesystem add up; replaced shards count as free)."""
+def open_targets(module, params, result):
+    """Each directory of O(directories) opened without following a symlink a user could plant: {path: Target}."""
+    targets = {}
+    try:
+        for path in params['directories']:
+            if path not in targets:
+                targets[path] = scratch.open_dir(path, 'directories')
+    except scratch.ScratchError as exc:
+        for target in targets.values():
+            target.close()
+        module.fail_json(msg=str(exc), **result)
+    return targets
+
+
+def space_needs(layout, shard_bytes, targets, devices):
+    """Bytes needed and free per filesystem (ranks on one filesystem add up)."""
     needs = {}
     for entry in layout:
-        dev = os.stat(entry['directory']).st_dev
-        if dev not in needs:
-            vfs = os.statvfs(entry['directory'])
-            needs[dev] = {'directory': entry['directory'], 'device': devices.get(entry['directory']), 'needed': 0,
-                          'free': vfs.f_bavail * vfs.f_frsize}
-        needs[dev]['needed'] += shard_bytes
-        needs[dev]['free'] += allocated(entry['filename'])
+        target = targets[entry['directory']]
+        if target.dev not in needs:
+            vfs = os.fstatvfs(target.fd)
+            needs[target.dev] = {'directory': entry['directory'], 'device': devices.get(entry['directory']),
+                                 'needed': 0, 'free': vfs.f_bavail * vfs.f_frsize}
+        needs[target.dev]['needed'] += shard_bytes
     return [needs[key] for key in sorted(needs)]
+
+
+def make_runs(targets, layout, shard_bytes, params, run_id):
+    """One run directory per target directory (one per filesystem directory, whatever path named it), the
+    shards in it; each layout entry gets its ``filename`` (where it is) and ``fio_file`` (what fio opens)."""
+    groups = {}
+    for entry in layout:
+        target = targets[entry['directory']]
+        groups.setdefault((target.dev, target.ino), (target, []))[1].append(entry)
+    runs = []
+    try:
+        for key in sorted(groups):
+            target, entries = groups[key]
+            run = scratch.create(target, params['label'] or 'checkpoint_write',
+                                 [(entry['name'], shard_bytes) for entry in entries], params['state_dir'],
+                                 run_id=run_id, writer='checkpoint_write')
+            runs.append(run)
+            for entry in entries:
+                entry['filename'] = run.file_path(entry['name'])
+                entry['fio_file'] = run.fio_file(entry['name'])
+    except BaseException:
+        for run in runs:
+            run.cleanup()
+        for target in targets.values():
+            target.close()
+        raise
+    return runs
+
+
+def close_all(fds):
+    """Close the raw devices' descriptors {name: fd} (once: the dict is emptied)."""
+    for fd in fds.values():
+        os.close(fd)
+    fds.clear()
+
+
+class WriteFailed(Exception):
+    """A checkpoint write that failed; ``result`` is what it got to."""
+
+    def __init__(self, msg, result):
+        Exception.__init__(self, msg)
+        self.result = result
+
+
+def write(job, report=None):
+    """The write itself, in the module or in a background worker: fio on the run's descriptors, progress, then
+    the run's files removed (or kept). Returns the result; raises WriteFailed."""
+    total = job['total_bytes']
+    runs, fds = job['runs'], job['device_fds']
+    result = dict(job['result'])
+
+    def tick(elapsed, done=False):
+        if report is None:
+            return
+        if done:
+            written = total
+        elif job['start_sectors']:
+            written = min(total, written_since(job['start_sectors']))
+        else:
+            written = min(total, sum(run.allocated() for run in runs))
+        report({'elapsed_s': round(elapsed, 3), 'bytes_written': written, 'total_bytes': total,
+                'bw_bytes_so_far': int(written / elapsed) if elapsed > 0 else 0, 'done': done})
+
+    error = None
+    try:
+        tick(0.0)
+        rc, stdout, stderr, wall, timed_out = run_fio(
+            job['argv'], job['timeout'], tick, job['interval'],
+            pass_fds=[fd for run in runs for fd in run.fds()] + sorted(fds.values()))
+        result, error = outcome_result(result, job['layout'], dict(rc=rc, stdout=stdout, stderr=stderr, wall_s=wall,
+                                                                  timed_out=timed_out), job['timeout'])
+        if error is None:
+            tick(wall, done=True)
+    except (IOError, OSError) as exc:
+        error = 'checkpoint write failed: %s' % exc
+    finally:
+        kept = []
+        for run in runs:
+            kept.extend(run.cleanup(keep=job['keep_files']))
+        close_all(fds)
+        result['files_kept'] = kept if job['keep_files'] else []
+    if error:
+        raise WriteFailed(error, result)
+    return result
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=False,
                            mutually_exclusive=[('shard_size', 'total_size'), ('background', 'progress_file'),
-                                               ('directories', 'devices')],
+                                               ('directories', 'devices'), ('directories', 'expect')],
                            required_one_of=[('shard_size', 'total_size'), ('directories', 'devices')])
     params = module.params
     result = dict(changed=False, label=params['label'], ranks=params['ranks'], queue_depth=params['queue_depth'],
@@ -602,19 +812,17 @@ def main():
 
     plan, layout = validate(module, params, result)
     result.update(block_size=plan['block_size'], shard_bytes=plan['shard_bytes'])
-    raw = None
+    raw = expected = targets = None
     if params['devices']:
-        raw = raw_devices(module, params, layout, plan['shard_bytes'], result)
+        raw, expected = raw_devices(module, params, layout, plan['shard_bytes'], result)
         result['devices'] = [raw[path] for path in params['devices']]
         for entry in layout:  # the resolved node, not a symlink that could be swapped after the checks
             entry['filename'] = entry['device'] = '/dev/' + raw[entry['device']]
     else:
-        devices = dict((path, backing_device(path)) for path in params['directories'])
+        targets = open_targets(module, params, result)
+        devices = dict((path, name_of_dev(target.dev)) for path, target in targets.items())
         result['devices'] = [devices[path] for path in params['directories']]
-        try:
-            errors = space_errors(space_needs(layout, plan['shard_bytes'], devices), params['free_space_margin'])
-        except OSError as exc:
-            module.fail_json(msg='cannot read the free space of %s: %s' % (exc.filename, exc), **result)
+        errors = space_errors(space_needs(layout, plan['shard_bytes'], targets, devices), params['free_space_margin'])
         if errors:
             module.fail_json(msg='not enough free space: %s' % '; '.join(errors), errors=errors, **result)
 
@@ -625,55 +833,61 @@ def main():
     else:
         fio = module.get_bin_path('fio', required=True)
 
-    argv = write_argv(fio, layout, plan['shard_bytes'], plan['block_size'], params['queue_depth'],
-                      params['ioengine'], params['direct'], params['fsync'])
-    result['command'] = argv
-    files = [] if raw else [entry['filename'] for entry in layout]
-    for path in files:
-        remove(path)  # a shard left by an earlier run with keep_files: the run writes new files
-    total = plan['total_bytes']
-    start_sectors = sectors_written(sorted(set(raw.values()))) if raw else None
-
-    if params['background']:
-        record = dict(kind='checkpoint_write', result=result, layout=layout, files=files,
-                      shard_bytes=plan['shard_bytes'], total_bytes=total, keep_files=params['keep_files'],
-                      start_sectors=start_sectors)
-        try:
-            result['job_id'] = fio_job.start(argv, record, params['timeout'], label=params['label'],
-                                             store=params['job_store'])
-        except (fio_job.JobError, IOError, OSError) as exc:
-            module.fail_json(msg='cannot start the checkpoint write in the background: %s' % exc, **result)
-        result.update(started=True, job_store=params['job_store'], total_bytes=total)
-        module.exit_json(**result)
-
-    progress = params['progress_file']
-
-    def report(elapsed, done=False):
-        written = total if done else min(total, written_so_far(files, plan['shard_bytes'], start_sectors))
-        write_progress(progress, {'elapsed_s': round(elapsed, 3), 'bytes_written': written, 'total_bytes': total,
-                                  'bw_bytes_so_far': int(written / elapsed) if elapsed > 0 else 0, 'done': done})
-
-    error = None
+    run_id = scratch.current_run(params['state_dir'])
+    job = dict(runs=[], device_fds={}, layout=layout, total_bytes=plan['total_bytes'], timeout=params['timeout'],
+               interval=params['progress_interval'], keep_files=params['keep_files'], start_sectors=None)
+    handed_over = False
     try:
-        if progress:
-            report(0.0)
-        rc, stdout, stderr, wall, timed_out = run_fio(argv, params['timeout'], report if progress else None,
-                                                      params['progress_interval'])
-        result, error = outcome_result(result, layout, dict(rc=rc, stdout=stdout, stderr=stderr, wall_s=wall,
-                                                            timed_out=timed_out), params['timeout'])
-        if progress and error is None:
-            report(wall, done=True)
-    except (IOError, OSError) as exc:
-        error = 'checkpoint write failed: %s' % exc
-    finally:
-        if params['keep_files']:
-            result['files_kept'] = [path for path in files if os.path.exists(path)]
-        else:
-            for path in files:
-                remove(path)
-    if error:
-        module.fail_json(msg=error, **result)
-    module.exit_json(**result)
+        with terminate_on_signals():
+            try:
+                if raw:
+                    job['device_fds'] = scratch.open_devices(expected)
+                    for entry in layout:
+                        entry['fio_file'] = '/proc/self/fd/%d' % job['device_fds'][os.path.basename(entry['device'])]
+                    job['start_sectors'] = sectors_written(sorted(set(raw.values())))
+                    result['safety'] = scratch.device_safety()
+                else:
+                    job['runs'] = make_runs(targets, layout, plan['shard_bytes'], params, run_id)
+                    result['safety'] = scratch.safety(list(targets.values()), job['runs'])
+                job['argv'] = result['command'] = write_argv(
+                    fio, layout, plan['shard_bytes'], plan['block_size'], params['queue_depth'], params['ioengine'],
+                    params['direct'], params['fsync'])
+                job['result'] = result
+                if params['background']:
+                    record = dict(kind='checkpoint_write', label=params['label'], total_bytes=plan['total_bytes'],
+                                  run_id=run_id)
+                    result['job_id'] = fio_job.start_call(
+                        partial(write, job), record, label=params['label'], store=params['job_store'],
+                        keep_fds=[fd for run in job['runs'] for fd in run.fds() + [run.fd, run.target.fd]]
+                        + list(job['device_fds'].values()))
+                    handed_over = True
+                    owner = dict(job_id=result['job_id'], session=fio_job.load(result['job_id'],
+                                                                                params['job_store'])['session'],
+                                 boot_id=scratch.boot_id())
+                    for run in job['runs']:
+                        run.set_owner(owner)
+                    result.update(started=True, job_store=params['job_store'], total_bytes=plan['total_bytes'])
+                    module.exit_json(**result)
+                progress = params['progress_file']
+                module.exit_json(**write(job, (lambda doc: write_progress(progress, doc)) if progress else None))
+            finally:
+                for run in job['runs']:
+                    if handed_over:
+                        run.release()  # the worker removes the run's files; here only the descriptors close
+                    else:
+                        run.cleanup()  # a failure before the write: what was made goes again
+                close_all(job['device_fds'])
+                for target in (targets or {}).values():
+                    target.close()
+    except WriteFailed as exc:
+        module.fail_json(msg=str(exc), **exc.result)
+    except scratch.ScratchError as exc:
+        module.fail_json(msg='%s; nothing was written' % exc, **result)
+    except (fio_job.JobError, IOError, OSError) as exc:
+        module.fail_json(msg='cannot start the checkpoint write%s: %s' % (
+            ' in the background' if params['background'] else '', exc), **result)
+    except Terminated as exc:
+        module.fail_json(msg='checkpoint write %s: fio was ended and the run\'s files removed' % exc, **result)
 
 
 if __name__ == '__main__':

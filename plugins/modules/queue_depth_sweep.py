@@ -31,9 +31,18 @@ description:
     O(plateau_gain) over the last significant gain for O(plateau_points) depths in a row; this is what makes the
     auto sweep cheaper than the full grid. Gains are compared with the bandwidth of the last significant gain,
     not the best so far, so several small gains in a row still add up.
-  - The scratch files are removed at the end, also when the sweep fails.
+  - The scratch files are made in a directory made for the sweep in O(directory)
+    (C(.checkpoint_io.<label>.<random>), owned by root, mode 0700) with C(O_CREAT|O_EXCL|O_NOFOLLOW), through
+    descriptors opened from C(/) without following a symlink another user could plant, and fio writes them
+    through C(/proc/self/fd/<N>): the user who owns the directory cannot redirect the writes. The run is recorded
+    in the state store (record C(scratch)) before anything is made.
+  - The scratch files and their directory are removed at the end, also when the sweep fails, times out or the
+    module gets SIGTERM, SIGINT or SIGHUP; fio runs as one process (C(--thread)) that dies with the module. What a
+    killed sweep left is removed by M(ai_storage.checkpoint_io.checkpoint_job) with
+    O(ai_storage.checkpoint_io.checkpoint_job#module:reap=true).
   - Refused before anything is written, with the value and the limit in the message. A directory that is not
-    absolute, missing or not a directory; depths outside 1..65535 or listed twice; O(block_size) not a multiple
+    absolute, missing or not a directory, or reached through a symlink in a directory another user can write;
+    depths outside 1..65535 or listed twice; O(block_size) not a multiple
     of 4096; O(scratch_size) below O(block_size) or above the free space less O(free_space_margin); O(fraction)
     outside (0, 1]; O(ranks) outside 1..1024; O(repeats) outside 1..20; O(ranks_per_drive) without
     O(nr_requests) or with O(ranks) above 1.
@@ -59,7 +68,8 @@ attributes:
 options:
   directory:
     description:
-      - Absolute, existing directory on the checkpoint volume; the scratch file is written there.
+      - Absolute, existing directory on the checkpoint volume; the sweep's directory with its scratch files is
+        made there.
     type: path
     required: true
   block_size:
@@ -172,7 +182,8 @@ options:
     type: path
   timeout:
     description:
-      - Seconds one fio run (the scratch layout or one point) may take; past it fio is killed and the module fails.
+      - Seconds one fio run (the scratch layout or one point) may take; past it fio is ended, the scratch files are
+        removed and the module fails.
     type: int
     default: 600
   background:
@@ -196,6 +207,13 @@ options:
     type: path
     default: /run/ai_storage_checkpoint_io/jobs
     version_added: 0.2.0
+  state_dir:
+    description:
+      - The collection's state directory, where the sweep's directory is recorded (record C(scratch)) and the
+        node's run lease is read.
+    type: path
+    default: /var/lib/ai_storage_checkpoint_io
+    version_added: 0.3.0
 '''
 
 EXAMPLES = r'''
@@ -374,6 +392,27 @@ job_store:
   returned: O(background=true)
   type: str
   sample: /run/ai_storage_checkpoint_io/jobs
+safety:
+  description: Where the sweep wrote and why no other user could redirect it.
+  returned: when the sweep's directory was made
+  type: dict
+  contains:
+    writable_components:
+      description: The directories on the way to O(directory) (itself included) that a user other than root can
+        change, C({directory, path, uid, gid, mode, writable_by}) each.
+      type: list
+      elements: dict
+      returned: always
+    run_dirs:
+      description: The directory made for the sweep (removed with its scratch files).
+      type: list
+      elements: str
+      returned: always
+      sample: [/mnt/ckpt0/bench/.checkpoint_io.sweep.0c1d2e3f4a5b]
+    made_safe_by:
+      description: How the sweep is made safe despite them.
+      type: str
+      returned: always
 '''
 
 import os
@@ -396,14 +435,20 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_writ
     sweep_argv,
     sweep_point,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job, scratch
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import parse_fio_json
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import backing_device, run_fio
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import (
+    Terminated,
+    run_fio,
+    terminate_on_signals,
+)
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import name_of_dev
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.repeats import (
     median,
     smallest_within_noise,
     summary,
 )
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
 
 
@@ -447,6 +492,7 @@ def argument_spec():
         background=dict(type='bool', default=False),
         label=dict(type='str'),
         job_store=dict(type='path', default=fio_job.JOB_STORE),
+        state_dir=dict(type='path', default=STATE_DIR),
     )
 
 
@@ -487,12 +533,6 @@ def validate(module, params, result):
                              % (params['scratch_size'], params['ranks']))
     except ValueError as exc:
         module.fail_json(msg=str(exc), **result)
-    directory = params['directory']
-    if not directory.startswith('/'):
-        module.fail_json(msg='directory: %r is not an absolute path' % directory, **result)
-    if not os.path.isdir(directory):
-        module.fail_json(msg='directory: %s %s' % (
-            directory, 'is not a directory' if os.path.exists(directory) else 'does not exist'), **result)
     return values
 
 
@@ -500,17 +540,20 @@ class SweepFailed(Exception):
     """A fio run of the sweep that failed; the message says which run and why."""
 
 
-def measure(params, values, fio, result, report=None):
-    """The sweep itself: the scratch layout, then each depth ``repeats`` times, ascending, until the plateau.
+def scratch_names(ranks):
+    return ['rank_%d.scratch' % rank for rank in range(ranks)]
+
+
+def measure(params, values, fio, result, run, report=None):
+    """The sweep itself: the scratch layout, then each depth ``repeats`` times, ascending, until the plateau; the
+    scratch files of ``run`` (a scratch.RunDir) removed at the end, whatever ends it.
 
     Fills ``result`` (commands as they run) and returns it complete; raises SweepFailed. ``report(doc)`` (when
     given) is called before each run with {depth, repeat, repeats, points: [{depth, bw_bytes}], bytes_written,
     seconds, last_bw_bytes}: the progress of a background sweep.
     """
-    directory = params['directory']
     ranks, repeats = params['ranks'], params['repeats']
-    scratch = [os.path.join(directory, '.queue_depth_sweep.%d.%d.scratch' % (os.getpid(), rank))
-               for rank in range(ranks)]
+    files = [run.fio_file(name) for name in scratch_names(ranks)]
     engine, direct, bs = params['ioengine'], params['direct'], values['block_size']
     curve = []
     runs = []
@@ -522,9 +565,9 @@ def measure(params, values, fio, result, report=None):
                         seconds=round(state['seconds'], 3), last_bw_bytes=state['last'],
                         points=[dict(depth=p['depth'], bw_bytes=p['bw_bytes'], spread=p['spread']) for p in curve]))
 
-    def run(argv, what):
+    def run_once(argv, what):
         result['commands'].append(argv)
-        rc, stdout, stderr, wall, timed_out = run_fio(argv, params['timeout'])
+        rc, stdout, stderr, wall, timed_out = run_fio(argv, params['timeout'], pass_fds=run.fds())
         if timed_out:
             raise SweepFailed('%s: fio ran past timeout %d s and was killed' % (what, params['timeout']))
         if rc != 0:
@@ -536,8 +579,8 @@ def measure(params, values, fio, result, report=None):
 
     try:
         tell(None, None)
-        parsed, stderr, wall = run(layout_argv(fio, scratch, values['stream_scratch'], bs, engine, direct),
-                                   'scratch layout')
+        parsed, stderr, wall = run_once(layout_argv(fio, files, values['stream_scratch'], bs, engine, direct),
+                                        'scratch layout')
         errors = job_errors(parsed, 1)
         if errors:
             raise SweepFailed('scratch layout: %s; fio stderr: %s' % ('; '.join(errors), stderr.strip()))
@@ -545,12 +588,12 @@ def measure(params, values, fio, result, report=None):
         state['seconds'] += wall
         version = parsed['fio_version']
         for depth in values['depths']:
-            argv = sweep_argv(fio, scratch, depth, values['stream_scratch'], values['stream_io'], bs, engine,
+            argv = sweep_argv(fio, files, depth, values['stream_scratch'], values['stream_io'], bs, engine,
                               values['runtime'], direct, values['ramp'])
             measured = []
             for repeat in range(repeats):
                 tell(depth, repeat + 1)
-                parsed, stderr, wall = run(argv, 'depth %d, run %d of %d' % (depth, repeat + 1, repeats))
+                parsed, stderr, wall = run_once(argv, 'depth %d, run %d of %d' % (depth, repeat + 1, repeats))
                 try:
                     measured.append(sweep_point(parsed, depth, values['ramp']))
                 except ValueError as exc:
@@ -567,11 +610,7 @@ def measure(params, values, fio, result, report=None):
     except (IOError, OSError) as exc:
         raise SweepFailed('queue depth sweep failed: %s' % exc)
     finally:
-        for path in scratch:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
+        run.cleanup()
 
     try:
         choice = smallest_within_noise(runs, floor=1 - params['fraction'])
@@ -597,11 +636,11 @@ def measure(params, values, fio, result, report=None):
     return result
 
 
-def background_work(params, values, fio, result, report):
+def background_work(params, values, fio, result, run, report):
     """:func:`measure` in the detached process; a failure carries the partial result (the commands run)."""
     partial_result = dict(result, commands=[])
     try:
-        return measure(params, values, fio, partial_result, report)
+        return measure(params, values, fio, partial_result, run, report)
     except SweepFailed as exc:
         exc.result = partial_result
         raise
@@ -611,12 +650,16 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=False)
     params = module.params
     directory = params['directory']
-    result = dict(changed=False, device=backing_device(directory), block_size=None, exhaustive=params['exhaustive'],
-                  commands=[])
+    result = dict(changed=False, device=None, block_size=None, exhaustive=params['exhaustive'], commands=[])
     values = validate(module, params, result)
     result['block_size'] = values['block_size']
+    try:
+        target = scratch.open_dir(directory, 'directory')
+    except scratch.ScratchError as exc:
+        module.fail_json(msg=str(exc), **result)
+    result['device'] = name_of_dev(target.dev)
 
-    vfs = os.statvfs(directory)
+    vfs = os.fstatvfs(target.fd)
     errors = space_errors([{'directory': directory, 'device': result['device'], 'needed': values['scratch'],
                             'free': vfs.f_bavail * vfs.f_frsize}], params['free_space_margin'])
     if errors:
@@ -629,21 +672,45 @@ def main():
     else:
         fio = module.get_bin_path('fio', required=True)
 
-    if params['background']:
-        record = dict(kind='queue_depth_sweep', label=params['label'], directory=directory,
-                      depths=values['depths'], repeats=params['repeats'], ranks=params['ranks'])
-        try:
-            result['job_id'] = fio_job.start_call(partial(background_work, params, values, fio, result), record,
-                                                  label=params['label'] or 'sweep', store=params['job_store'])
-        except (fio_job.JobError, IOError, OSError) as exc:
-            module.fail_json(msg='cannot start the queue depth sweep in the background: %s' % exc, **result)
-        result.update(started=True, job_store=params['job_store'])
-        module.exit_json(**result)
-
+    run_id = scratch.current_run(params['state_dir'])
+    run = None
+    handed_over = False
     try:
-        measure(params, values, fio, result)
+        with terminate_on_signals():
+            try:
+                run = scratch.create(target, params['label'] or 'sweep',
+                                     [(name, values['stream_scratch']) for name in scratch_names(params['ranks'])],
+                                     params['state_dir'], run_id=run_id, writer='queue_depth_sweep')
+                result['safety'] = scratch.safety([target], [run])
+                if params['background']:
+                    record = dict(kind='queue_depth_sweep', label=params['label'], directory=directory,
+                                  depths=values['depths'], repeats=params['repeats'], ranks=params['ranks'],
+                                  run_id=run_id)
+                    result['job_id'] = fio_job.start_call(
+                        partial(background_work, params, values, fio, result, run), record,
+                        label=params['label'] or 'sweep', store=params['job_store'],
+                        keep_fds=run.fds() + [run.fd, target.fd])
+                    handed_over = True
+                    run.set_owner(dict(job_id=result['job_id'], boot_id=scratch.boot_id(),
+                                       session=fio_job.load(result['job_id'], params['job_store'])['session']))
+                    result.update(started=True, job_store=params['job_store'])
+                    module.exit_json(**result)
+                measure(params, values, fio, result, run)
+            finally:
+                if run is not None and handed_over:
+                    run.release()  # the worker removes the scratch files; here only the descriptors close
+                elif run is not None:
+                    run.cleanup()
+                target.close()
     except SweepFailed as exc:
         module.fail_json(msg=str(exc), **result)
+    except scratch.ScratchError as exc:
+        module.fail_json(msg='%s; nothing was written' % exc, **result)
+    except (fio_job.JobError, IOError, OSError) as exc:
+        module.fail_json(msg='cannot start the queue depth sweep%s: %s' % (
+            ' in the background' if params['background'] else '', exc), **result)
+    except Terminated as exc:
+        module.fail_json(msg='queue depth sweep %s: fio was ended and the scratch files removed' % exc, **result)
     module.exit_json(**result)
 
 

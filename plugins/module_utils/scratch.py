@@ -1,0 +1,679 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Where the measuring modules write: files no user can redirect, and nothing removed that the run did not make.
+
+The checkpoint directories belong to the training user, and the modules run as root. So every file a
+measurement writes (a checkpoint shard, a sweep's scratch file, the engine check's scratch file) is made here:
+
+* :func:`open_dir` resolves the directory once, from ``/``, one component at a time with ``O_NOFOLLOW``: a
+  symlink is followed only where it lies in a directory no other user can write (``/mnt/ckpt -> /data`` made by
+  root), refused where a user could have planted it, and a component swapped after it was looked at is refused.
+  It reports the components another user can write (``writable_components``).
+* :func:`create` records the run in the state store (record ``scratch``) BEFORE it makes anything, makes a
+  directory for the run in the target (``.checkpoint_io.<label>.<random>``, owned by the module's user, mode 0700)
+  by descriptor, and every file in it with ``O_CREAT|O_EXCL|O_NOFOLLOW``, sized with ftruncate (sparse, so O_DIRECT
+  writes never extend it). fio gets ``/proc/self/fd/<N>`` with the descriptor inherited: no path under the user's
+  directory is resolved after the descriptors are open, so renaming the run directory or planting symlinks
+  redirects nothing.
+* :meth:`RunDir.cleanup` removes only what the run made: each recorded name whose inode is the one made, then the
+  run directory if the entry at its name (or, renamed, found by inode in the parent) is still that directory.
+* :func:`reap` cleans the recorded runs whose owner is gone (a killed play, a reboot: the state store is on disk)
+  or, when a new run holds the node's lease, that belong to another run: it first kills the processes that still
+  hold their files open.
+* :func:`open_devices` opens raw block devices ``O_WRONLY|O_EXCL`` (refused by the kernel while mounted or held
+  by md, which cannot claim them while they are open) and re-identifies each from its descriptor
+  (:func:`~ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity.verify_fd`).
+
+Standard library only, no Ansible import.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import binascii
+import errno
+import os
+import re
+import signal
+import stat
+import time
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job, identity
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
+
+RECORD = 'scratch'
+RUN_PREFIX = '.checkpoint_io.'
+MAX_LINKS = 40
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+BOOT_ID = '/proc/sys/kernel/random/boot_id'
+MADE_SAFE_BY = (
+    'every file of the run is made with O_CREAT|O_EXCL|O_NOFOLLOW in a directory made for the run (owned by uid %d, '
+    'mode 0700, a unique name), through descriptors opened from / without following a symlink another user could '
+    'plant; fio writes the files through /proc/self/fd/<N>, so no path under a directory another user can write is '
+    'resolved once the descriptors are open; only the files and the directory the run made (the same inodes) are '
+    'removed')
+DEVICES_MADE_SAFE_BY = (
+    'each device is opened O_WRONLY|O_EXCL (the kernel refuses while it is mounted or held, and nothing can claim it '
+    'while the run holds it) and re-identified from that descriptor (serial, wwid, size) before fio writes it '
+    'through /proc/self/fd/<N>')
+
+
+class ScratchError(Exception):
+    """A directory, file or device the run refuses to use (the message says which and why)."""
+
+
+# --- the owner of a run ----------------------------------------------------------------------------------------
+def _read(path):
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except (IOError, OSError):
+        return None
+
+
+def boot_id():
+    return _read(BOOT_ID)
+
+
+def process_start(pid, procfs_root='/proc'):
+    """The start time of ``pid`` (clock ticks since boot, /proc/<pid>/stat field 22), None when it is gone or a
+    zombie: with the boot id, it tells a live owner from a reused pid."""
+    text = _read('%s/%d/stat' % (procfs_root, pid))
+    if not text:
+        return None
+    fields = text.rsplit(')', 1)[-1].split()
+    if len(fields) < 20 or fields[0] in ('Z', 'X'):
+        return None
+    return fields[19]
+
+
+def process_owner(pid=None):
+    """The owner of a run made by a process: {pid, start, boot_id}."""
+    pid = os.getpid() if pid is None else pid
+    return {'pid': pid, 'start': process_start(pid), 'boot_id': boot_id()}
+
+
+def owner_alive(owner):
+    """Whether the process or background job that made a run still runs (on this boot)."""
+    if not isinstance(owner, dict) or owner.get('boot_id') != boot_id():
+        return False
+    if owner.get('session'):
+        return bool(fio_job.session_members(owner['session']))
+    pid = owner.get('pid')
+    return isinstance(pid, int) and owner.get('start') is not None and process_start(pid) == owner['start']
+
+
+def current_run(state_dir):
+    """The run id of the node's live run lease (the playbook run a module works for), None without one."""
+    try:
+        lease = state_store.lease_holder(state_dir)
+    except (state_store.StateError, OSError, ValueError):
+        return None
+    return lease.get('run_id') if isinstance(lease, dict) else None
+
+
+# --- directories ---------------------------------------------------------------------------------------------
+def _writable_by(info):
+    """Who other than root (and the module's user) can change entries of a directory: [] when nobody."""
+    trusted = (0, os.geteuid())
+    who = []
+    if info.st_uid not in trusted:
+        who.append('its owner uid %d' % info.st_uid)
+    if info.st_mode & 0o020 and info.st_gid != 0:
+        who.append('group gid %d' % info.st_gid)
+    if info.st_mode & 0o002:
+        who.append('everyone%s' % (' (sticky)' if info.st_mode & stat.S_ISVTX else ''))
+    return who
+
+
+def _component(path, info):
+    return {'path': path, 'uid': info.st_uid, 'gid': info.st_gid, 'mode': '%04o' % stat.S_IMODE(info.st_mode),
+            'writable_by': _writable_by(info)}
+
+
+def _split(path):
+    return [part for part in path.split('/') if part and part != '.']
+
+
+def _join(parts):
+    return '/' + '/'.join(parts)
+
+
+class Target(object):
+    """An open directory: ``fd``, the path as given, ``real`` (the path it was reached by), ``dev``/``ino`` and the
+    components another user can write (``writable``)."""
+
+    def __init__(self, path, real, fd, writable):
+        self.path = path
+        self.real = real
+        self.fd = fd
+        info = os.fstat(fd)
+        self.dev, self.ino = info.st_dev, info.st_ino
+        self.writable = writable
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def open_dir(path, what='directory'):
+    """Open the directory ``path`` from ``/`` without following a symlink another user could have planted.
+
+    A symlink met on the way is followed only when the directory holding it is writable by nobody but root (and
+    the module's user); one in a directory another user can write is refused, and so is a component that is not a
+    directory or was swapped between the look and the open. Returns a :class:`Target`; raises
+    :class:`ScratchError` naming the path and the component.
+    """
+    if not isinstance(path, str) or not path.startswith('/'):
+        raise ScratchError('%s: %r is not an absolute path' % (what, path))
+    pending = _split(path)
+    real = []
+    links = 0
+    fd = os.open('/', DIR_FLAGS)
+    parents = [os.fstat(fd)]
+    writable = []
+    try:
+        if _writable_by(parents[-1]):
+            writable.append(_component('/', parents[-1]))
+        while pending:
+            part = pending.pop(0)
+            here = _join(real)
+            if part == '..':
+                if real:
+                    real.pop()
+                    parents.pop()
+                    os.close(fd)
+                    fd = _reopen(real)
+                continue
+            try:
+                info = os.stat(part, dir_fd=fd, follow_symlinks=False)
+            except OSError as exc:
+                if exc.errno == errno.ENOENT:
+                    raise ScratchError('%s: %s does not exist%s' % (what, path, _where(path, real + [part], pending)))
+                raise ScratchError('%s: %s: %s (%s)' % (what, path, os.strerror(exc.errno), _join(real + [part])))
+            if stat.S_ISLNK(info.st_mode):
+                who = _writable_by(parents[-1])
+                if who:
+                    raise ScratchError(
+                        '%s: %s: %s is a symlink in %s, which %s can write: the collection never writes through a '
+                        'path another user can redirect; give the real directory' % (
+                            what, path, _join(real + [part]), here, ' and '.join(who)))
+                links += 1
+                if links > MAX_LINKS:
+                    raise ScratchError('%s: %s: more than %d symlinks' % (what, path, MAX_LINKS))
+                target = os.readlink(part, dir_fd=fd)
+                if target.startswith('/'):
+                    real = []
+                    parents = parents[:1]
+                    os.close(fd)
+                    fd = os.open('/', DIR_FLAGS)
+                pending = _split(target) + pending
+                continue
+            if not stat.S_ISDIR(info.st_mode):
+                raise ScratchError('%s: %s is not a directory%s' % (what, path, _where(path, real + [part], pending)))
+            try:
+                child = os.open(part, DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                raise ScratchError('%s: %s: %s changed while it was opened (%s); refusing' % (
+                    what, path, _join(real + [part]), os.strerror(exc.errno)))
+            opened = os.fstat(child)
+            if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
+                os.close(child)
+                raise ScratchError('%s: %s: %s was swapped while it was opened; refusing' % (
+                    what, path, _join(real + [part])))
+            os.close(fd)
+            fd = child
+            real.append(part)
+            parents.append(opened)
+            if _writable_by(opened):
+                writable.append(_component(_join(real), opened))
+    except BaseException:
+        os.close(fd)
+        raise
+    return Target(path, _join(real), fd, writable)
+
+
+def _where(path, parts, pending):
+    """'' when ``parts`` is ``path`` itself, else which component on the way is meant."""
+    return '' if not pending and _join(parts) == _join(_split(path)) else ' (at %s)' % _join(parts)
+
+
+def _reopen(parts):
+    """Re-open a path of plain directories (no symlink followed) from ``/``."""
+    fd = os.open('/', DIR_FLAGS)
+    for part in parts:
+        try:
+            child = os.open(part, DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+        finally:
+            os.close(fd)
+        fd = child
+    return fd
+
+
+def reopen_dir(path, dev=None, ino=None):
+    """Open a recorded real directory path again (no symlink followed at all), checking its dev/ino when given."""
+    try:
+        fd = _reopen(_split(path))
+    except OSError as exc:
+        raise ScratchError('%s: cannot be reached without following a symlink any more (%s)'
+                           % (path, os.strerror(exc.errno)))
+    info = os.fstat(fd)
+    if dev is not None and (info.st_dev, info.st_ino) != (dev, ino):
+        os.close(fd)
+        raise ScratchError('%s is not the directory it was when the run started (renamed or replaced)' % path)
+    return fd
+
+
+# --- the run directory ----------------------------------------------------------------------------------------
+def run_name(label):
+    tag = re.sub(r'[^A-Za-z0-9_-]', '_', label or 'run')[:32]
+    return '%s%s.%s' % (RUN_PREFIX, tag, binascii.hexlify(os.urandom(6)).decode('ascii'))
+
+
+def _update(state_dir, writer, change):
+    """Change the ``scratch`` record's runs ({run key: entry}) under the store's lock."""
+    def apply(old):
+        runs = dict(old or {})
+        change(runs)
+        return runs or None
+    try:
+        state_store.update(state_dir, RECORD, apply, writer=writer)
+    except (state_store.StateError, OSError, ValueError) as exc:
+        raise ScratchError('cannot record the run in the state store %s: %s' % (state_dir, exc))
+
+
+def _key(entry):
+    return '%s/%s' % (entry['parent'].rstrip('/'), entry['name'])
+
+
+class RunDir(object):
+    """A directory made for one run, with the files made in it (their descriptors open until :meth:`close`)."""
+
+    def __init__(self, target, name, state_dir, writer):
+        self.target = target
+        self.name = name
+        self.state_dir = state_dir
+        self.writer = writer
+        self.fd = None
+        self.dev = self.ino = None
+        self.files = {}
+        self.order = []
+        self.done = False
+        self.key = '%s/%s' % (target.real.rstrip('/'), name)
+
+    @property
+    def path(self):
+        return self.key
+
+    def file_path(self, name):
+        """Where a file of the run is (for reports: nothing opens this path)."""
+        return '%s/%s' % (self.key, name)
+
+    def fio_file(self, name):
+        """The name fio opens: the descriptor the module holds, inherited by fio (``pass_fds``)."""
+        return '/proc/self/fd/%d' % self.files[name]['fd']
+
+    def fds(self):
+        return [self.files[name]['fd'] for name in self.order if self.files[name]['fd'] is not None]
+
+    def allocated(self):
+        """Bytes allocated to the run's files so far (st_blocks, read from the descriptors)."""
+        total = 0
+        for name in self.order:
+            fd = self.files[name]['fd']
+            if fd is not None:
+                try:
+                    total += min(os.fstat(fd).st_blocks * 512, self.files[name]['size'])
+                except OSError:
+                    pass
+        return total
+
+    def set_owner(self, owner):
+        """Hand the run to another owner (a background job), if it is still recorded."""
+        def change(runs):
+            if self.key in runs:
+                runs[self.key] = dict(runs[self.key], owner=owner)
+        _update(self.state_dir, self.writer, change)
+
+    def _make(self, files, owner, run_id):
+        entry = {'parent': self.target.real, 'parent_dev': self.target.dev, 'parent_ino': self.target.ino,
+                 'name': self.name, 'dev': None, 'ino': None, 'uid': os.geteuid(),
+                 'files': dict((name, None) for name, _size in files), 'owner': owner, 'run_id': run_id,
+                 'writer': self.writer, 'created_at': state_store.utc_now()}
+        # Recorded first: a run killed at any point below leaves a record the reaper can follow.
+        _update(self.state_dir, self.writer, lambda runs: runs.__setitem__(self.key, entry))
+        try:
+            os.mkdir(self.name, 0o700, dir_fd=self.target.fd)
+        except OSError as exc:
+            raise ScratchError('cannot make the run directory %s: %s' % (self.key, os.strerror(exc.errno)))
+        try:
+            self.fd = os.open(self.name, DIR_FLAGS | os.O_NOFOLLOW, dir_fd=self.target.fd)
+        except OSError as exc:
+            raise ScratchError('the run directory %s was replaced right after it was made (%s); refusing'
+                               % (self.key, os.strerror(exc.errno)))
+        info = os.fstat(self.fd)
+        if info.st_uid != os.geteuid() or not stat.S_ISDIR(info.st_mode):
+            os.close(self.fd)
+            self.fd = None
+            raise ScratchError('the run directory %s was replaced right after it was made (now owned by uid %d); '
+                               'refusing' % (self.key, info.st_uid))
+        os.fchmod(self.fd, 0o700)
+        self.dev, self.ino = info.st_dev, info.st_ino
+        made = {}
+        for name, size in files:
+            fd = os.open(name, FILE_FLAGS, 0o600, dir_fd=self.fd)
+            self.files[name] = {'fd': fd, 'size': size}
+            self.order.append(name)
+            os.ftruncate(fd, size)
+            st = os.fstat(fd)
+            made[name] = {'dev': st.st_dev, 'ino': st.st_ino}
+            self.files[name].update(made[name])
+
+        def created(runs):
+            if self.key in runs:
+                runs[self.key] = dict(runs[self.key], dev=self.dev, ino=self.ino, files=made)
+        _update(self.state_dir, self.writer, created)
+
+    def close(self):
+        """Close the files' descriptors (the files stay until :meth:`cleanup`)."""
+        for name in self.order:
+            fd = self.files[name].get('fd')
+            if fd is not None:
+                os.close(fd)
+                self.files[name]['fd'] = None
+
+    def release(self):
+        """Close every descriptor and leave the run as it is (recorded): another process (a background worker
+        that holds the same descriptors) removes it."""
+        self.close()
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        self.target.close()
+        self.done = True
+
+    def cleanup(self, keep=False):
+        """Remove the run's files and directory (``keep``: leave them, only forget the record). Returns the paths
+        kept (``keep``) or left because they were no longer the run's own (listed, never removed). Once only."""
+        if self.done:
+            return []
+        self.done = True
+        self.close()
+        left = []
+        try:
+            if keep:
+                return [self.file_path(name) for name in self.order]
+            if self.fd is not None:
+                left = _remove_files(self.fd, dict((n, self.files[n]) for n in self.order if 'ino' in self.files[n]))
+                left = [self.file_path(name) for name in left]
+                os.close(self.fd)
+                self.fd = None
+                if self.ino is not None and not _remove_dir(self.target.fd, self.name, self.dev, self.ino):
+                    left.append(self.key)
+            return left
+        finally:
+            _update(self.state_dir, self.writer, lambda runs: runs.pop(self.key, None))
+            self.target.close()
+
+    def safety(self):
+        return safety([self.target], [self])
+
+
+def create(target, label, files, state_dir, owner=None, run_id=None, writer='checkpoint_io'):
+    """Make a run directory in the open ``target`` with ``files`` [(name, size in bytes)]; a :class:`RunDir`.
+
+    The run is recorded in ``state_dir`` first (record ``scratch``), with ``owner`` (default: this process) and
+    ``run_id`` (the lease's run). Anything made before a failure is removed again.
+    """
+    run = RunDir(target, run_name(label), state_dir, writer)
+    try:
+        run._make(files, owner or process_owner(), run_id)
+    except ScratchError:
+        run.cleanup()
+        raise
+    except OSError as exc:
+        run.cleanup()
+        raise ScratchError('cannot make the run\'s files in %s: %s' % (run.key, os.strerror(exc.errno)))
+    return run
+
+
+def _same(info, want):
+    return want is not None and (info.st_dev, info.st_ino) == (want.get('dev'), want.get('ino'))
+
+
+def _remove_files(dir_fd, files):
+    """Unlink each named file whose inode is the recorded one; the names left (not the run's own any more)."""
+    left = []
+    for name, want in sorted(files.items()):
+        try:
+            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError:
+            continue
+        if _same(info, want) and stat.S_ISREG(info.st_mode):
+            os.unlink(name, dir_fd=dir_fd)
+        else:
+            left.append(name)
+    return left
+
+
+def _find(parent_fd, name, dev, ino):
+    """The name the directory dev/ino has in ``parent_fd``: ``name`` when still there, else found by inode (a
+    user may rename it in a directory they own; they cannot move it out). None when it is not there."""
+    for _attempt in range(3):
+        try:
+            if _same(os.stat(name, dir_fd=parent_fd, follow_symlinks=False), {'dev': dev, 'ino': ino}):
+                return name
+        except OSError:
+            pass
+        for entry in os.listdir(parent_fd):
+            try:
+                if _same(os.stat(entry, dir_fd=parent_fd, follow_symlinks=False), {'dev': dev, 'ino': ino}):
+                    return entry
+            except OSError:
+                continue
+    return None
+
+
+def _remove_dir(parent_fd, name, dev, ino):
+    """rmdir the run directory dev/ino (found under ``name`` or by inode); False when it cannot be found or is
+    not empty."""
+    found = _find(parent_fd, name, dev, ino)
+    if found is None:
+        return False
+    try:
+        os.rmdir(found, dir_fd=parent_fd)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return True
+        return False
+    return True
+
+
+def safety(targets, runs=()):
+    """What the module returns about where it wrote: the components another user can write and how the run is
+    made safe despite them."""
+    return {'writable_components': [dict(c, directory=t.path) for t in targets for c in t.writable],
+            'run_dirs': [run.path for run in runs],
+            'made_safe_by': MADE_SAFE_BY % os.geteuid()}
+
+
+# --- raw block devices ---------------------------------------------------------------------------------------------
+def open_devices(expected):
+    """Open ``expected`` [{name, wwid, serial, size_bytes}] ``O_WRONLY|O_EXCL`` and re-identify each from its
+    descriptor; {name: fd}. Raises :class:`ScratchError` (nothing stays open) naming the device."""
+    fds = {}
+    try:
+        for entry in expected:
+            name = entry['name']
+            try:
+                fd = os.open('/dev/' + name, os.O_WRONLY | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW)
+            except OSError as exc:
+                raise ScratchError('/dev/%s cannot be opened exclusively: %s%s' % (
+                    name, os.strerror(exc.errno),
+                    ' (mounted, or held by md, LVM or another program)' if exc.errno == errno.EBUSY else ''))
+            fds[name] = fd
+            try:
+                identity.verify_fd(fd, entry)
+            except identity.IdentityError as exc:
+                raise ScratchError(str(exc))
+    except ScratchError:
+        for fd in fds.values():
+            os.close(fd)
+        raise
+    return fds
+
+
+def device_safety():
+    return {'writable_components': [], 'run_dirs': [], 'made_safe_by': DEVICES_MADE_SAFE_BY}
+
+
+# --- what a dead run left --------------------------------------------------------------------------------------------
+def holders(inodes, procfs_root='/proc'):
+    """Pids (not this one) holding one of ``inodes`` {(dev, ino)} open."""
+    found = set()
+    me = os.getpid()
+    for name in os.listdir(procfs_root):
+        if not name.isdigit() or int(name) == me:
+            continue
+        base = '%s/%s/fd' % (procfs_root, name)
+        try:
+            fds = os.listdir(base)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                info = os.stat('%s/%s' % (base, fd))
+            except OSError:
+                continue
+            if (info.st_dev, info.st_ino) in inodes:
+                found.add(int(name))
+                break
+    return sorted(found)
+
+
+def kill(pids, grace=5.0):
+    """SIGKILL ``pids`` and wait up to ``grace`` s for them to go."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    deadline = time.time() + grace
+    while time.time() < deadline and any(process_start(pid) for pid in pids):
+        time.sleep(0.05)
+
+
+def _reap_entry(entry):
+    """Clean one recorded run whose owner is gone: kill what still holds its files, remove them and its
+    directory. Returns (removed paths, left paths with why)."""
+    key = _key(entry)
+    parent_fd = reopen_dir(entry['parent'], entry.get('parent_dev'), entry.get('parent_ino'))
+    try:
+        if entry.get('ino') is not None:
+            found = _find(parent_fd, entry['name'], entry['dev'], entry['ino'])
+        else:
+            found = entry['name']  # killed between mkdir and the record: only a directory of ours is taken
+        if found is None:
+            return [], ['%s: not found (removed already)' % key]
+        try:
+            run_fd = os.open(found, DIR_FLAGS | os.O_NOFOLLOW, dir_fd=parent_fd)
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                return [], ['%s: not found (removed already)' % key]
+            return [], ['%s: %s, left alone' % (key, os.strerror(exc.errno))]
+        try:
+            info = os.fstat(run_fd)
+            if info.st_uid != entry.get('uid', 0) or stat.S_IMODE(info.st_mode) != 0o700 or (
+                    entry.get('ino') is not None and not _same(info, entry)):
+                return [], ['%s: not the run\'s directory (owner uid %d, mode %04o), left alone'
+                            % (key, info.st_uid, stat.S_IMODE(info.st_mode))]
+            files = {}
+            for name, want in (entry.get('files') or {}).items():
+                if want is None:
+                    try:
+                        st = os.stat(name, dir_fd=run_fd, follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if st.st_uid == info.st_uid and st.st_nlink == 1:
+                        want = {'dev': st.st_dev, 'ino': st.st_ino}
+                files[name] = want
+            kill(holders(set((w['dev'], w['ino']) for w in files.values() if w)))
+            left = _remove_files(run_fd, files)
+        finally:
+            os.close(run_fd)
+        removed = ['%s/%s' % (key, name) for name in files if name not in left]
+        if _remove_dir(parent_fd, found, info.st_dev, info.st_ino):
+            removed.append(key)
+        else:
+            left.append('%s: not empty, left alone' % key)
+        return removed, left
+    finally:
+        os.close(parent_fd)
+
+
+def reap(state_dir, current=None, check_mode=False, job_id=None, writer='checkpoint_job'):
+    """Clean what dead runs left: every recorded run whose owner is gone, and - when ``current`` (the run id that
+    holds the node's lease) is given - every run of another run, its owner killed first (the lease says no other
+    run of the collection may be writing on the node). ``job_id``: only the runs of that background job.
+
+    Returns {reaped: [{run_dir, reason, removed, left}], kept: [{run_dir, reason}], errors: []}. ``check_mode``:
+    reports what it would do, changes nothing.
+    """
+    out = {'reaped': [], 'kept': [], 'errors': []}
+    try:
+        runs = state_store.read_record(state_dir, RECORD) if state_store.check_dir(state_dir) else None
+    except (state_store.StateError, OSError, ValueError) as exc:
+        out['errors'].append(str(exc))
+        return out
+    for key, entry in sorted((runs or {}).items()):
+        if not isinstance(entry, dict) or not entry.get('parent') or not entry.get('name'):
+            continue
+        owner = entry.get('owner') or {}
+        if job_id is not None and owner.get('job_id') != job_id:
+            continue
+        alive = owner_alive(owner)
+        if alive and (current is None or entry.get('run_id') == current):
+            out['kept'].append({'run_dir': key, 'reason': 'its owner still runs (%s)' % _describe(owner)})
+            continue
+        reason = ('it belongs to run %s, not to run %s that holds the node now; its owner (%s) was stopped'
+                  % (entry.get('run_id'), current, _describe(owner)) if alive else
+                  'its owner (%s) is gone' % _describe(owner))
+        if check_mode:
+            out['reaped'].append({'run_dir': key, 'reason': reason, 'removed': [], 'left': [], 'check_mode': True})
+            continue
+        try:
+            if alive:
+                stop_owner(owner)
+            removed, left = _reap_entry(entry)
+        except (ScratchError, OSError) as exc:
+            out['errors'].append('%s: %s' % (key, exc))
+            removed, left = [], ['%s: %s' % (key, exc)]
+        out['reaped'].append({'run_dir': key, 'reason': reason, 'removed': removed, 'left': left})
+        _update(state_dir, writer, lambda runs, key=key: runs.pop(key, None))
+    return out
+
+
+def _describe(owner):
+    if owner.get('job_id'):
+        return 'background job %s' % owner['job_id']
+    return 'pid %s' % owner.get('pid')
+
+
+def stop_owner(owner):
+    """End the background job's session or the process that owns a run (TERM, KILL after the grace)."""
+    if owner.get('session'):
+        fio_job.end_session(owner['session'])
+    elif owner.get('pid'):
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.kill(owner['pid'], sig)
+            except OSError:
+                return
+            deadline = time.time() + fio_job.KILL_GRACE_S
+            while time.time() < deadline and owner_alive(owner):
+                time.sleep(0.1)
+            if not owner_alive(owner):
+                return
