@@ -38,7 +38,7 @@ MIN_VERIFY_IOS_PER_SLOT = 2
 UNLIMITED = 'unlimited'
 UNLIMITED_WORDS = ('unlimited', 'infinity', '-1')
 VERIFY_MODES = ('read', 'scratch_write')
-SCRATCH_NAME = '.ai-storage-checkpoint-io-engine-verify.%s'
+SCRATCH_NAME = '%s.scratch'
 # fio's iodepth_level buckets: "16" counts I/Os submitted while 16..31 were in flight, ">=64" 64 and more.
 _BUCKET_FLOORS = (('>=64', 64), ('32', 32), ('16', 16), ('8', 8), ('4', 4), ('2', 2), ('1', 1))
 # Verification values that change from run to run (or when a later role retunes the block layer): they are
@@ -537,8 +537,10 @@ def verify_plan(profile, options=None, drives=None):
 
     Default (``verify_mode: read``): sequential O_DIRECT reads of the raw drive, never a write. With
     ``verify_mode: scratch_write``, a drive whose filesystem is mounted at one of ``allow_mounted_by`` (a
-    mount owned by this collection) gets a scratch file there instead, written and unlinked by fio; any
-    other drive still gets raw reads. ``size`` is ``verify_size`` capped at the drive size, in whole blocks.
+    mount owned by this collection) gets a scratch file there instead: ``{name, directory, scratch, filename:
+    None, rw: write, size}``, the file ``scratch`` made by the ``engine_verify`` module in a directory it makes
+    for the run in ``directory`` (module_utils/scratch.py: no user can redirect it; it is removed afterwards);
+    any other drive still gets raw reads. ``size`` is ``verify_size`` capped at the drive size, in whole blocks.
     ``drives`` is the selected drive list of select_drives (mount points, sizes).
     """
     mode, _runtime, size, allowed = _verify_settings(options)
@@ -553,34 +555,43 @@ def verify_plan(profile, options=None, drives=None):
         job_size = max(block, job_size - job_size % block)
         scratch = _scratch_dir(facts_drive, allowed) if mode == 'scratch_write' else None
         if scratch:
-            plan.append({'name': entry['name'], 'filename': '%s/%s' % (scratch, SCRATCH_NAME % entry['name']),
-                         'rw': 'write', 'size': job_size})
+            plan.append({'name': entry['name'], 'directory': scratch, 'scratch': SCRATCH_NAME % entry['name'],
+                         'filename': None, 'rw': 'write', 'size': job_size})
         else:
             plan.append({'name': entry['name'], 'filename': entry['device'], 'rw': 'read', 'size': job_size})
     return plan
 
 
-def fio_argv(profile, options=None, drives=None, fio='fio'):
+def fio_argv(profile, options=None, drives=None, fio='fio', files=None):
     """The argv of ONE fio run with one job per drive (all drives at once, as a checkpoint burst is).
 
-    Global: JSON output, ``--runtime`` (seconds) and, when every job reads, ``--readonly`` (fio refuses any
-    write). Per job: the plan of :func:`verify_plan` and the drive's ``fio_options`` from the profile
-    (io_uring, iodepth, bs, direct=1, hipri=0, sqthread_poll(+_cpu), registerfiles, fixedbufs, cpus_allowed).
-    Scratch files are unlinked by fio at the end of the job.
+    Global: JSON output, ``--runtime`` (seconds), ``--thread`` (the jobs are threads of one process, which ends
+    with whoever runs it) and, when every job reads, ``--readonly`` (fio refuses any write). Per job: the plan of
+    :func:`verify_plan` and the drive's ``fio_options`` from the profile (io_uring, iodepth, bs, direct=1, hipri=0,
+    sqthread_poll(+_cpu), registerfiles, fixedbufs, cpus_allowed). A scratch job writes ``files[name]`` (the
+    ``/proc/self/fd/<N>`` of the file the engine_verify module made and sized: ``--fallocate=none``); without it
+    the argv is refused, since only that module makes the file where no user can redirect it.
     """
     _mode, runtime, _size, _allowed = _verify_settings(options)
     plan = verify_plan(profile, options, drives)
     if not plan:
         raise ValueError('engine_fio_argv: the profile has no drives')
-    argv = [fio, '--output-format=json', '--runtime=%d' % runtime]
+    argv = [fio, '--output-format=json', '--runtime=%d' % runtime, '--thread']
     if all(job['rw'] == 'read' for job in plan):
         argv.append('--readonly')
     by_name = dict((entry['name'], entry) for entry in profile['drives'])
     for job in plan:
-        argv.extend(['--name=%s' % job['name'], '--filename=%s' % job['filename'], '--rw=%s' % job['rw'],
+        filename = job['filename']
+        if job['rw'] == 'write':
+            filename = (files or {}).get(job['name'])
+            if not filename:
+                raise ValueError('engine_fio_argv: %s writes a scratch file in %s, which only the engine_verify '
+                                 'module makes (where no other user can redirect it): run the verification with '
+                                 'ai_storage.checkpoint_io.engine_verify' % (job['name'], job['directory']))
+        argv.extend(['--name=%s' % job['name'], '--filename=%s' % filename, '--rw=%s' % job['rw'],
                      '--size=%d' % job['size']])
         if job['rw'] == 'write':
-            argv.extend(['--unlink=1', '--end_fsync=1'])
+            argv.extend(['--fallocate=none', '--end_fsync=1'])
         options_of_drive = by_name[job['name']]['fio_options']
         # The engine first: fio only knows an engine's own options (fixedbufs, sqthread_poll...) once
         # ioengine is set.
@@ -636,7 +647,8 @@ def verify_profile(profile, fio_output, options=None, drives=None, block=None):
         target = entry['iodepth']
         result = {'target_depth': target, 'target_bucket_floor': _target_floor(target),
                   'achieved_depth': None, 'achieved_depth_bucket': None, 'achieved_depth_share_pct': None,
-                  'reached': False, 'rw': job_plan.get('rw'), 'filename': job_plan.get('filename'),
+                  'reached': False, 'rw': job_plan.get('rw'),
+                  'filename': job_plan.get('filename') or job_plan.get('directory'),
                   'bw_bytes': None, 'iops': None, 'clat_p99_ns': None, 'lat_mean_ns': None, 'runtime_ms': None,
                   'io_bytes': None, 'device_avg_queue': None, 'error': None}
         queue = queues.get(entry['name']) or {}

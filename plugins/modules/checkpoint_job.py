@@ -281,6 +281,8 @@ def reap(module, params):
     current = scratch.current_run(params['state_dir'])
     jobs = []
     for record in fio_job.jobs(params['job_store']):
+        if record.get('state_dir', STATE_DIR) != params['state_dir']:
+            continue  # a job of another state directory answers to another lease
         job_id = record.get('job_id')
         entry = dict(job_id=job_id, kind=record.get('kind'), run_id=record.get('run_id'), action='kept')
         running = bool(fio_job.session_members(record.get('session')))

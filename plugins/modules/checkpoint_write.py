@@ -119,6 +119,7 @@ options:
           - The device, as in O(devices) or its kernel name.
         type: str
         required: true
+        aliases: [name]
       serial:
         description:
           - The controller's serial number (sysfs C(device/serial)).
@@ -561,7 +562,7 @@ def argument_spec():
         devices=dict(type='list', elements='path'),
         force_devices=dict(type='list', elements='str', default=[]),
         expect=dict(type='list', elements='dict', options=dict(
-            device=dict(type='str', required=True),
+            device=dict(type='str', required=True, aliases=['name']),
             serial=dict(type='str'),
             wwid=dict(type='str'),
             size_bytes=dict(type='int'),
@@ -855,7 +856,7 @@ def main():
                 job['result'] = result
                 if params['background']:
                     record = dict(kind='checkpoint_write', label=params['label'], total_bytes=plan['total_bytes'],
-                                  run_id=run_id)
+                                  run_id=run_id, state_dir=params['state_dir'])
                     result['job_id'] = fio_job.start_call(
                         partial(write, job), record, label=params['label'], store=params['job_store'],
                         keep_fds=[fd for run in job['runs'] for fd in run.fds() + [run.fd, run.target.fd]]

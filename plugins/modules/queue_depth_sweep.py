@@ -685,7 +685,7 @@ def main():
                 if params['background']:
                     record = dict(kind='queue_depth_sweep', label=params['label'], directory=directory,
                                   depths=values['depths'], repeats=params['repeats'], ranks=params['ranks'],
-                                  run_id=run_id)
+                                  run_id=run_id, state_dir=params['state_dir'])
                     result['job_id'] = fio_job.start_call(
                         partial(background_work, params, values, fio, result, run), record,
                         label=params['label'] or 'sweep', store=params['job_store'],

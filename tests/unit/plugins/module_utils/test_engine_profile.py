@@ -360,7 +360,7 @@ def test_bad_selection_is_refused():
 # --- fio ---------------------------------------------------------------------------------------------------------
 def test_fio_argv_reads_raw_drives_read_only_with_the_engine_first():
     argv = ep.fio_argv(lab_profile(), OPTIONS, LAB_SELECTION['selected'], '/usr/bin/fio')
-    assert argv[:4] == ['/usr/bin/fio', '--output-format=json', '--runtime=5', '--readonly']
+    assert argv[:5] == ['/usr/bin/fio', '--output-format=json', '--runtime=5', '--thread', '--readonly']
     first = argv.index('--name=nvme1n1')
     second = argv.index('--name=nvme2n1')
     job = argv[first:second]
@@ -384,13 +384,18 @@ def test_scratch_write_only_on_a_drive_mounted_by_the_collection():
                 drive('nvme2n1', 'nvme2', 'DATA0002')]
     options = dict(OPTIONS, verify_mode='scratch_write', allow_mounted_by=['/mnt/ckpt/'])
     plan = ep.verify_plan(lab_profile(), options, selected)
-    assert plan[0] == {'name': 'nvme1n1', 'filename': '/mnt/ckpt/.ai-storage-checkpoint-io-engine-verify.nvme1n1',
+    assert plan[0] == {'name': 'nvme1n1', 'directory': '/mnt/ckpt', 'scratch': 'nvme1n1.scratch', 'filename': None,
                        'rw': 'write', 'size': 256 * MIB}
     assert plan[1]['filename'] == '/dev/nvme2n1' and plan[1]['rw'] == 'read'
-    argv = ep.fio_argv(lab_profile(), options, selected)
+    # The scratch file is the engine_verify module's (made where no user can redirect it): never a path here.
+    with pytest.raises(ValueError) as exc:
+        ep.fio_argv(lab_profile(), options, selected)
+    assert 'nvme1n1 writes a scratch file in /mnt/ckpt, which only the engine_verify module makes' in str(exc.value)
+    argv = ep.fio_argv(lab_profile(), options, selected, files={'nvme1n1': '/proc/self/fd/7'})
     assert '--readonly' not in argv
     job = argv[argv.index('--name=nvme1n1'):argv.index('--name=nvme2n1')]
-    assert '--unlink=1' in job and '--rw=write' in job
+    assert job[1] == '--filename=/proc/self/fd/7' and '--rw=write' in job and '--fallocate=none' in job
+    assert not [arg for arg in argv if arg.startswith('--unlink')]
     # in read mode the mounted drive is read, never written
     plan = ep.verify_plan(lab_profile(), dict(options, verify_mode='read'), selected)
     assert plan[0]['rw'] == 'read' and plan[0]['filename'] == '/dev/nvme1n1'

@@ -447,15 +447,13 @@ def test_fio_probe_failures(node, fio, works, error):
     assert error in section['fio_probe_error']
 
 
-def test_fio_probe_runs_in_a_temp_dir_and_cleans_up(node):
+def test_fio_probe_reads_dev_zero_and_writes_nothing(node):
     runner = standard_runner(node)
     ctx = make_context(node, runner)
     io_uring_facts.collect(ctx, fio_probe=True)
     probe = [c for c in runner.calls if '--ioengine=io_uring' in c][0]
-    assert '--direct=0' in probe and '--size=1M' in probe and '--output-format=json' in probe
-    filename = [a for a in probe if a.startswith('--filename=')][0].split('=', 1)[1]
-    assert filename.startswith(node.base)
-    assert not os.path.exists(os.path.dirname(filename))
+    assert '--filename=/dev/zero' in probe and '--readonly' in probe and '--rw=read' in probe
+    assert '--size=1M' in probe and '--output-format=json' in probe
 
 
 def test_fio_missing_or_probe_disabled(node):

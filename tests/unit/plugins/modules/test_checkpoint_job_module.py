@@ -15,12 +15,24 @@ import time
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job, state_store
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import checkpoint_write
 
 from helpers import fio_capabilities, poll_job, run_fio_module
 
 MIB = 1024 * 1024
+STATE = {}
+# A stand-in fio's shell lines that write 4 MiB into the first --filename it is given (a /proc/self/fd name).
+WRITE_FIRST = (u'for a in "$@"; do case "$a" in --filename=*) dd if=/dev/zero of="${a#--filename=}" bs=1M count=4 '
+               u'conv=notrunc 2>/dev/null; break;; esac; done\n')
+
+
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path):
+    STATE['dir'] = str(tmp_path / 'state')
+    yield STATE['dir']
+    if os.path.isdir(STATE['dir']):
+        assert state_store.read_record(STATE['dir'], 'scratch') is None
 
 
 @pytest.fixture(scope='module')
@@ -35,10 +47,12 @@ def store(tmp_path):
 
 def start(capsys, store, **params):
     params.update(background=True, job_store=store)
+    params.setdefault('state_dir', STATE['dir'])
     return run_fio_module(capsys, checkpoint_write.main, params)
 
 
 def poll(capsys, store, job_id, **params):
+    params.setdefault('state_dir', STATE['dir'])
     return poll_job(capsys, store, job_id, **params)
 
 
@@ -94,8 +108,7 @@ def test_progress_while_it_runs_then_the_result(tmp_path, capsys, store):
     from conftest import FIXTURES
     target = [directory(tmp_path, 'a'), directory(tmp_path, 'b')]
     fixture = os.path.join(FIXTURES, 'fio', 'fio-3.33_ckpt_write_2ranks_8m_qd8_iouring_fsync.json')
-    fake = fake_fio(tmp_path, u'dd if=/dev/zero of="%s/rank_0.ckpt" bs=1M count=4 2>/dev/null\n'
-                              u'sleep 3\ncat "%s"\n' % (target[0], fixture))
+    fake = fake_fio(tmp_path, WRITE_FIRST + u'sleep 3\ncat "%s"\n' % fixture)
     rc, started = start(capsys, store, directories=target, ranks=2, shard_size='8M', fio_path=fake)
     assert rc == 0, started
     seen = []
@@ -113,8 +126,7 @@ def test_progress_while_it_runs_then_the_result(tmp_path, capsys, store):
 
 def test_a_failing_write_fails_the_poll_with_its_message(tmp_path, capsys, store):
     target = directory(tmp_path)
-    fake = fake_fio(tmp_path, u'touch "%s/rank_0.ckpt"\necho "fio: engine io_uring not loadable" >&2\nexit 1\n'
-                    % target)
+    fake = fake_fio(tmp_path, WRITE_FIRST + u'echo "fio: engine io_uring not loadable" >&2\nexit 1\n')
     rc, started = start(capsys, store, directories=[target], ranks=1, shard_size='1M', fio_path=fake)
     assert rc == 0
     rc, out = wait_done(capsys, store, started['job_id'])
@@ -137,7 +149,7 @@ def test_timeout_ends_a_job_nobody_polls(tmp_path, capsys, store):
 
 def test_cancel_ends_every_process_and_cleans_up(tmp_path, capsys, store):
     target = directory(tmp_path)
-    fake = fake_fio(tmp_path, u'touch "%s/rank_0.ckpt"\nsleep 60 &\nexec sleep 60\n' % target)
+    fake = fake_fio(tmp_path, WRITE_FIRST + u'sleep 60 &\nexec sleep 60\n')
     rc, started = start(capsys, store, directories=[target], ranks=1, shard_size='1M', fio_path=fake)
     assert rc == 0
     record = fio_job.load(started['job_id'], store)
@@ -145,7 +157,7 @@ def test_cancel_ends_every_process_and_cleans_up(tmp_path, capsys, store):
     while len(fio_job.session_members(record['session'])) < 3 and time.time() < deadline:
         time.sleep(0.1)
     members = fio_job.session_members(record['session'])
-    assert len(members) >= 3  # subshell, timeout, the stand-in (and its background sleep)
+    assert len(members) >= 3  # the worker, the stand-in and its background sleep
     rc, out = poll(capsys, store, started['job_id'], cancel=True)
     assert rc == 0 and out['cancelled'] is True and out['finished'] is True
     assert fio_job.session_members(record['session']) == []

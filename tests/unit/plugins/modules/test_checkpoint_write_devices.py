@@ -18,6 +18,13 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.modules import checkpo
 from helpers import module_args, require_tool, run_fio_module
 
 MIB = 1024 * 1024
+STATE = {}
+
+
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path_factory):
+    STATE['dir'] = str(tmp_path_factory.mktemp('state'))
+    return STATE['dir']
 
 
 @pytest.fixture
@@ -38,8 +45,18 @@ def loops(tmp_path):
             subprocess.call(['losetup', '--detach', device])
 
 
+def identity_of(device):
+    """What the facts say of a loop device: its size (a loop device has no serial or wwid)."""
+    with open('/sys/class/block/%s/size' % os.path.basename(os.path.realpath(device))) as handle:
+        return {'device': device, 'size_bytes': int(handle.read()) * 512}
+
+
 def run(capsys, **params):
     params.setdefault('ioengine', 'io_uring')
+    params.setdefault('state_dir', STATE['dir'])
+    if params.get('devices') and 'expect' not in params:
+        params['expect'] = [identity_of(device) for device in set(os.path.realpath(d) for d in params['devices'])
+                            if device.startswith('/dev/')]
     return run_fio_module(capsys, checkpoint_write.main, params)
 
 
@@ -59,7 +76,10 @@ def test_ranks_write_their_own_regions_of_the_raw_devices(loops, capsys):
     assert out['devices'] == names(loops) and out['directories'] is None
     assert [(r['filename'], r['bytes']) for r in out['per_rank']] == [
         (loops[0], 8 * MIB), (loops[1], 8 * MIB), (loops[0], 8 * MIB)]
-    assert '--fallocate=none' in out['command']
+    assert '--fallocate=none' in out['command'] and '--thread' in out['command']
+    # fio wrote the devices the module opened O_EXCL and re-identified, through their descriptors
+    assert all(a.startswith('--filename=/proc/self/fd/') for a in out['command'] if a.startswith('--filename='))
+    assert out['safety']['made_safe_by'].startswith('each device is opened O_WRONLY|O_EXCL')
     assert out['command'].count('--offset=0') == 2 and '--offset=%d' % (8 * MIB) in out['command']
     assert out['p99_ns'] > 0 and out['p99_ns'] == max(r['p99_ns'] for r in out['per_rank'])
     # rank 2 wrote the second 8 MiB of the first device; nothing was written past the ranks' regions
@@ -119,7 +139,7 @@ def test_background_write_of_raw_devices_reports_progress_from_the_sectors_writt
     assert rc == 0 and out['started'], out
     deadline = time.time() + 60
     while True:
-        params = dict(job_id=out['job_id'], job_store=store, wait=0.2)
+        params = dict(job_id=out['job_id'], job_store=store, wait=0.2, state_dir=STATE['dir'])
         with module_args(params):
             with pytest.raises(SystemExit) as exc:
                 checkpoint_job.main()
@@ -138,3 +158,43 @@ def test_fewer_ranks_than_devices_leaves_the_others_unwritten(loops, capsys):
     assert rc == 0, out
     assert [r['filename'] for r in out['per_rank']] == [loops[0]]
     assert region(loops[1], 0) == b'\0' * 4096
+
+
+def test_a_device_that_is_not_the_expected_one_is_refused_unwritten(loops, capsys):
+    """The drive the facts selected was 64 MiB with serial X; the device at that name now is another: refused
+    from its open descriptor, nothing written (a renumbered drive is never overwritten)."""
+    with open(loops[0], 'rb') as handle:
+        before = handle.read()
+    for expect, why in (
+            ([{'device': loops[0], 'size_bytes': 128 * MIB}], "size_bytes %d, expected %d" % (64 * MIB, 128 * MIB)),
+            ([{'device': names(loops)[0], 'size_bytes': 64 * MIB, 'serial': 'DATA0001'}],
+             "serial None, expected 'DATA0001'"),
+            ([{'device': loops[0]}], 'nothing identifies it')):
+        rc, out = run(capsys, devices=[loops[0]], force_devices=loops, ranks=1, shard_size='8M', expect=expect)
+        assert rc == 1 and why in out['msg'] and 'nothing was written' in out['msg'], out
+        assert '%s is not the drive that was selected' % names(loops)[0] in out['msg'] or why == \
+            'nothing identifies it'
+    with open(loops[0], 'rb') as handle:
+        assert handle.read() == before
+
+
+def test_devices_without_expect_are_refused(loops, capsys):
+    rc, out = run(capsys, devices=loops, force_devices=loops, ranks=2, shard_size='8M',
+                  expect=[identity_of(loops[0])])
+    assert rc == 1 and ('%s (%s) has no entry in expect' % (loops[1], names(loops)[1])) in out['msg'], out
+    rc, out = run(capsys, devices=[loops[0]], force_devices=loops, ranks=1, shard_size='8M',
+                  expect=[identity_of(loops[0]), identity_of(loops[1])])
+    assert rc == 1 and 'expect[1]: %s is not one of devices' % loops[1] in out['msg'], out
+    assert region(loops[0], 0) == b'\0' * 4096
+
+
+def test_a_device_held_open_exclusively_is_refused(loops, capsys):
+    """O_EXCL: a device another program holds exclusively (md, a mount, mkfs) is refused by the kernel."""
+    holder = os.open(loops[0], os.O_RDONLY | os.O_EXCL)
+    try:
+        rc, out = run(capsys, devices=[loops[0]], force_devices=loops, ranks=1, shard_size='8M')
+    finally:
+        os.close(holder)
+    assert rc == 1 and '/dev/%s cannot be opened exclusively: Device or resource busy' % names(loops)[0] \
+        in out['msg'], out
+    assert region(loops[0], 0) == b'\0' * 4096

@@ -12,14 +12,26 @@ __metaclass__ = type
 
 import json
 import os
+import re
 
 import pytest
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import checkpoint_write
 
 from helpers import FIO, fio_capabilities, run_fio_module
 
 MIB = 1024 * 1024
+STATE = {}
+
+
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path):
+    """Each test's own state store (the run directories are recorded there)."""
+    STATE['dir'] = str(tmp_path / 'state')
+    yield STATE['dir']
+    # Whatever a test did, no run directory stays recorded.
+    assert state_store.read_record(STATE['dir'], 'scratch') is None if os.path.isdir(STATE['dir']) else True
 
 
 @pytest.fixture(scope='module')
@@ -29,7 +41,14 @@ def host(tmp_path_factory):
 
 
 def run(capsys, **params):
+    params.setdefault('state_dir', STATE['dir'])
     return run_fio_module(capsys, checkpoint_write.main, params)
+
+
+def write_through_first_file(body=u'bs=1M count=4'):
+    """A stand-in fio's shell lines that write into the first --filename it is given (a /proc/self/fd name)."""
+    return (u'for a in "$@"; do case "$a" in --filename=*) dd if=/dev/zero of="${a#--filename=}" %s conv=notrunc '
+            u'2>/dev/null; break;; esac; done\n' % body)
 
 
 def dirs(tmp_path, count=2):
@@ -52,8 +71,14 @@ def test_two_ranks_real_fio(tmp_path, host, capsys):
     assert out['total_gib'] == pytest.approx(16.0 / 1024)
     assert out['ioengine'] == host['ioengine'] and out['direct'] is host['direct'] and out['fsync'] is True
     ranks = out['per_rank']
-    assert [r['filename'] for r in ranks] == [
-        os.path.join(directories[0], 'rank_0.ckpt'), os.path.join(directories[1], 'rank_1.ckpt')]
+    # Each shard in a directory made for the run, root-only, in its checkpoint directory; fio got descriptors.
+    assert [os.path.basename(r['filename']) for r in ranks] == ['rank_0.ckpt', 'rank_1.ckpt']
+    assert [os.path.dirname(os.path.dirname(r['filename'])) for r in ranks] == directories
+    assert all(os.path.basename(os.path.dirname(r['filename'])).startswith('.checkpoint_io.before.') for r in ranks)
+    assert sorted(out['safety']['run_dirs']) == sorted(os.path.dirname(r['filename']) for r in ranks)
+    names = [a for a in out['command'] if a.startswith('--filename=')]
+    assert len(names) == 2 and all(re.match(r'^--filename=/proc/self/fd/[0-9]+$', a) for a in names)
+    assert '--thread' in out['command'] and '--fallocate=none' in out['command']
     assert all(r['bytes'] == 8 * MIB and r['seconds'] > 0 and r['bw_bytes'] > 0 for r in ranks)
     assert out['duration_s'] == max(r['seconds'] for r in ranks)
     assert out['throughput_gib_s'] == pytest.approx(16 * MIB / out['duration_s'] / 1024 ** 3)
@@ -61,10 +86,10 @@ def test_two_ranks_real_fio(tmp_path, host, capsys):
     assert out['wall_s'] >= out['duration_s']
     assert out['fio_version'].startswith('fio-')
     assert len(out['iodepth_max_achieved']) == 2
-    assert out['command'][:3] == [FIO, '--output-format=json', '--rw=write']
+    assert out['command'][:4] == [FIO, '--output-format=json', '--thread', '--rw=write']
     assert '--end_fsync=1' in out['command'] and '--iodepth=4' in out['command']
     assert len(out['devices']) == 2 and out['devices'][0] == out['devices'][1]  # both in one tmp filesystem
-    # shards removed (keep_files false)
+    # shards and run directories removed (keep_files false)
     assert os.listdir(directories[0]) == [] and os.listdir(directories[1]) == []
     assert out['files_kept'] == []
 
@@ -76,7 +101,10 @@ def test_total_size_keep_files_and_progress(tmp_path, host, capsys):
                   progress_interval=0.05, **host)
     assert rc == 0, out
     assert out['shard_bytes'] == 8 * MIB and out['total_bytes'] == 24 * MIB  # 25 MiB / 3 rounded down to 1 MiB
-    assert sorted(os.listdir(directory[0])) == ['rank_0.ckpt', 'rank_1.ckpt', 'rank_2.ckpt']
+    kept_dir = os.path.join(directory[0], os.listdir(directory[0])[0])
+    assert os.listdir(directory[0]) == [os.path.basename(kept_dir)]
+    assert sorted(os.listdir(kept_dir)) == ['rank_0.ckpt', 'rank_1.ckpt', 'rank_2.ckpt']
+    assert sorted(out['files_kept']) == [os.path.join(kept_dir, 'rank_%d.ckpt' % n) for n in range(3)]
     assert all(os.path.getsize(p) == 8 * MIB for p in out['files_kept'])
     with open(progress) as handle:
         doc = json.load(handle)
@@ -85,10 +113,11 @@ def test_total_size_keep_files_and_progress(tmp_path, host, capsys):
     assert doc['elapsed_s'] > 0 and doc['bw_bytes_so_far'] > 0
     assert [name for name in os.listdir(str(tmp_path)) if name.startswith('.progress.')] == []
 
-    # a second run replaces the kept shards and removes them
+    # a second run writes its own shards and removes them; the kept ones are not its own: left alone
     rc, out = run(capsys, directories=directory, ranks=3, total_size='25M', **host)
     assert rc == 0, out
-    assert os.listdir(directory[0]) == []
+    assert os.listdir(directory[0]) == [os.path.basename(kept_dir)]
+    assert sorted(os.listdir(kept_dir)) == ['rank_0.ckpt', 'rank_1.ckpt', 'rank_2.ckpt']
 
 
 @pytest.mark.parametrize('params, message', [
@@ -121,6 +150,9 @@ def test_free_space_message_names_bytes(tmp_path, capsys):
 def test_missing_directory_and_missing_fio(tmp_path, capsys):
     rc, out = run(capsys, directories=[str(tmp_path / 'nope')], ranks=1, shard_size='1M')
     assert rc == 1 and out['msg'] == 'directories: %s does not exist' % (tmp_path / 'nope')
+    rc, out = run(capsys, directories=[str(tmp_path / 'nope' / 'deeper')], ranks=1, shard_size='1M')
+    assert rc == 1 and out['msg'] == 'directories: %s does not exist (at %s)' % (
+        tmp_path / 'nope' / 'deeper', tmp_path / 'nope')
     afile = tmp_path / 'file'
     afile.write_text(u'x')
     rc, out = run(capsys, directories=[str(afile)], ranks=1, shard_size='1M')
@@ -132,8 +164,8 @@ def test_missing_directory_and_missing_fio(tmp_path, capsys):
 def test_fio_failure_reports_stderr_and_cleans_up(tmp_path, capsys):
     directory = dirs(tmp_path, 1)
     fake = tmp_path / 'fio'
-    fake.write_text(u'#!/bin/sh\ntouch "%s/rank_0.ckpt"\necho "fio: engine io_uring not loadable" >&2\nexit 1\n'
-                    % directory[0])
+    fake.write_text(u'#!/bin/sh\n' + write_through_first_file() +
+                    u'echo "fio: engine io_uring not loadable" >&2\nexit 1\n')
     fake.chmod(0o755)
     rc, out = run(capsys, directories=directory, ranks=1, shard_size='1M', fio_path=str(fake))
     assert rc == 1
@@ -155,9 +187,8 @@ def test_progress_while_fio_runs(tmp_path, capsys, monkeypatch):
     from conftest import FIXTURES
     directories = dirs(tmp_path)
     fake = tmp_path / 'fio'
-    fake.write_text(u'#!/bin/sh\ndd if=/dev/zero of="%s/rank_0.ckpt" bs=1M count=4 2>/dev/null\nsleep 1\n'
-                    u'cat "%s"\n' % (directories[0], os.path.join(FIXTURES, 'fio',
-                                                                  'fio-3.33_ckpt_write_2ranks_8m_qd8_iouring_fsync.json')))
+    fake.write_text(u'#!/bin/sh\n' + write_through_first_file() + u'sleep 1\ncat "%s"\n' % os.path.join(
+        FIXTURES, 'fio', 'fio-3.33_ckpt_write_2ranks_8m_qd8_iouring_fsync.json'))
     fake.chmod(0o755)
     seen = []
     original = checkpoint_write.write_progress

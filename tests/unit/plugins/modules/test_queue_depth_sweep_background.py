@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import queue_depth_sweep
 
 from helpers import fio_capabilities, poll_job, run_fio_module
@@ -19,17 +20,30 @@ from helpers import fio_capabilities, poll_job, run_fio_module
 MIB = 1024 * 1024
 
 
+STATE = {}
+
+
 @pytest.fixture(scope='module')
 def host(tmp_path_factory):
     return fio_capabilities(tmp_path_factory.mktemp('probe'))
 
 
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path_factory):
+    """Each test's own state store, outside the directory the sweep writes in; no run directory stays recorded."""
+    STATE['dir'] = str(tmp_path_factory.mktemp('state'))
+    yield STATE['dir']
+    assert state_store.read_record(STATE['dir'], 'scratch') is None
+
+
 def start(capsys, store, **params):
     params.update(background=True, job_store=store)
+    params.setdefault('state_dir', STATE['dir'])
     return run_fio_module(capsys, queue_depth_sweep.main, params)
 
 
 def poll(capsys, store, job_id, **params):
+    params.setdefault('state_dir', STATE['dir'])
     return poll_job(capsys, store, job_id, **params)
 
 

@@ -11,6 +11,7 @@ import os
 
 import pytest
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import queue_depth_sweep
 
 from helpers import fio_capabilities, run_fio_module
@@ -18,12 +19,24 @@ from helpers import fio_capabilities, run_fio_module
 MIB = 1024 * 1024
 
 
+STATE = {}
+
+
 @pytest.fixture(scope='module')
 def host(tmp_path_factory):
     return fio_capabilities(tmp_path_factory.mktemp('probe'))
 
 
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path_factory):
+    """Each test's own state store, outside the directory the sweep writes in; no run directory stays recorded."""
+    STATE['dir'] = str(tmp_path_factory.mktemp('state'))
+    yield STATE['dir']
+    assert state_store.read_record(STATE['dir'], 'scratch') is None
+
+
 def run(capsys, **params):
+    params.setdefault('state_dir', STATE['dir'])
     return run_fio_module(capsys, queue_depth_sweep.main, params)
 
 
@@ -47,7 +60,10 @@ def test_sweep_real_fio(tmp_path, host, capsys):
     assert out['seconds'] > 0 and out['block_size'] == MIB
     assert len(out['commands']) == 1 + 3 * 3 and '--name=layout' in out['commands'][0]
     assert '--rw=write' in out['commands'][1] and '--iodepth=1' in out['commands'][1]
-    assert os.listdir(str(tmp_path)) == []  # scratch file removed
+    assert os.listdir(str(tmp_path)) == []  # scratch files and their run directory removed
+    assert all(a.startswith('--filename=/proc/self/fd/') for argv in out['commands'] for a in argv
+               if a.startswith('--filename='))
+    assert out['safety']['run_dirs'][0].startswith(str(tmp_path) + '/.checkpoint_io.sweep.')
     assert all(p['ramp_bytes'] == 0 for p in out['curve'])
 
 
@@ -66,7 +82,7 @@ def test_sweep_real_fio_with_a_ramp(tmp_path, host, capsys):
 
 def fake_fio(bandwidth, default, calls):
     """A run_fio stand-in: the MB/s of ``bandwidth`` per depth (``default`` for the others), argv kept in ``calls``."""
-    def fake_run(argv, timeout):
+    def fake_run(argv, timeout, **kwargs):
         calls.append(argv)
         name = [a for a in argv if a.startswith('--name=')][0][7:]
         depth = 8 if name == 'layout' else int(name[2:])
@@ -112,7 +128,7 @@ def varying_fio(series, calls):
     """A run_fio stand-in: each depth's runs return the MB/s of ``series[depth]`` in turn."""
     counters = {}
 
-    def fake_run(argv, timeout):
+    def fake_run(argv, timeout, **kwargs):
         calls.append(argv)
         name = [a for a in argv if a.startswith('--name=')][0][7:]
         depth = 8 if name == 'layout' else int(name[2:])
