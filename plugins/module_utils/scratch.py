@@ -477,19 +477,22 @@ def _find(parent_fd, name, dev, ino):
     return None
 
 
-def _remove_dir(parent_fd, name, dev, ino):
+def _remove_dir(parent_fd, name, dev, ino, attempts=20):
     """rmdir the run directory dev/ino (found under ``name`` or by inode); False when it cannot be found or is
-    not empty."""
-    found = _find(parent_fd, name, dev, ino)
-    if found is None:
-        return False
-    try:
-        os.rmdir(found, dir_fd=parent_fd)
-    except OSError as exc:
-        if exc.errno == errno.ENOENT:
+    not empty. Renamed away between the look and the rmdir (a user's rename in their directory): looked for again.
+    What stays is a window of microseconds between the look and the rmdir, in which only a user who swaps an empty
+    directory of their own in under the run directory's unique name would see that directory removed."""
+    for _attempt in range(attempts):
+        found = _find(parent_fd, name, dev, ino)
+        if found is None:
+            return False
+        try:
+            os.rmdir(found, dir_fd=parent_fd)
             return True
-        return False
-    return True
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+                return False
+    return False
 
 
 def safety(targets, runs=()):
