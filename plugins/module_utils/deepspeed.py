@@ -35,6 +35,14 @@ AIO_DEFAULTS_DICT = dict(AIO_DEFAULTS)
 AIO_BOOL_KEYS = ('single_submit', 'overlap_events', 'use_gds')
 AIO_INT_KEYS = ('block_size', 'queue_depth', 'intra_op_parallelism')
 LEGACY_KEYS = {'thread_count': 'intra_op_parallelism'}
+# The keys of the aio section DeepSpeed is known to ignore, and only those: merge_aio(remove_ignored=True) removes
+# them. Read from DeepSpeed IGNORED_KEYS_READ_FROM: deepspeed/runtime/swap_tensor/aio_config.py get_aio_config reads
+# exactly the keys of AIO_DEFAULTS (and versions before PR #7056 read thread_count instead of
+# intra_op_parallelism, so thread_count is no ignored key); deepspeed/nvme/perf_generate_param.py (ds_nvme_tune)
+# writes num_threads, which no version reads. Any other key is kept and reported: a later DeepSpeed may read it.
+# tests/unit/plugins/module_utils/test_deepspeed_merge.py checks the list against the installed DeepSpeed's own
+# get_aio_config.
+IGNORED_KEYS_READ_FROM = '0.19.8'
 IGNORED_KEYS = {
     'num_threads': 'aio.num_threads is ignored by DeepSpeed (ds_nvme_tune emits it); '
                    'the I/O parallelism key is intra_op_parallelism (thread_count before DeepSpeed PR #7056)',
@@ -101,8 +109,8 @@ def effective_aio(section):
             warnings.append(IGNORED_KEYS[key])
             unknown.append(key)
         elif key not in KNOWN_KEYS:
-            warnings.append('aio.%s is not a DeepSpeed aio key and is ignored (DeepSpeed does not check '
-                            'unknown keys)' % key)
+            warnings.append('aio.%s is not an aio key DeepSpeed %s reads (it does not check unknown keys): a '
+                            'misspelling, or a key of a later DeepSpeed; kept' % (key, IGNORED_KEYS_READ_FROM))
             unknown.append(key)
 
     string_bools = []
@@ -341,7 +349,8 @@ def merge_aio(config, desired, thread_key='intra_op_parallelism', remove_ignored
     * ``intra_op_parallelism`` is written under the name(s) ``thread_key`` selects (``thread_count`` is
       the name DeepSpeed read before PR #7056); the other name, when present, is removed so the file
       holds a single, unambiguous value (``both`` writes both names).
-    * with ``remove_ignored``, keys DeepSpeed ignores (``num_threads``, unknown keys) are removed.
+    * with ``remove_ignored``, the keys DeepSpeed is known to ignore (``IGNORED_KEYS``: ``num_threads``) are
+      removed; other keys it does not read are kept (a later DeepSpeed may read them).
     * string booleans of unmanaged boolean keys (``"false"``, truthy for DeepSpeed) become booleans; a string
       that is no boolean word raises ValueError (set the key in ``desired``).
 
@@ -360,7 +369,7 @@ def merge_aio(config, desired, thread_key='intra_op_parallelism', remove_ignored
     section = _copy_json(old) if old is not None else {}
     if remove_ignored:
         for key in list(section):
-            if key not in KNOWN_KEYS:
+            if key in IGNORED_KEYS:
                 del section[key]
     for key in AIO_BOOL_KEYS:
         if key in wanted or key not in section or not isinstance(section[key], str):

@@ -23,12 +23,23 @@ description:
     multiple of 4096; a C(queue_depth) outside 1..65535; an C(intra_op_parallelism) outside 1..1024; a key that is
     not a DeepSpeed aio key; a file that is not valid JSON, whose top level is not an object or whose C(aio) is not
     an object.
-  - With O(remove_ignored_keys), keys DeepSpeed ignores are removed from the section and reported, such as
-    C(num_threads), which C(ds_nvme_tune) emits but no DeepSpeed version reads.
+  - With O(remove_ignored_keys), the keys DeepSpeed is known to ignore are removed from the section and reported:
+    C(num_threads), which C(ds_nvme_tune) emits but no DeepSpeed version reads (the list was read from DeepSpeed
+    0.19.8 and its unit test checks it against the installed DeepSpeed's own parser). Other keys DeepSpeed does not
+    read are kept and reported in RV(warnings_found): a later DeepSpeed may read them.
   - C(thread_count) was renamed C(intra_op_parallelism) in DeepSpeed PR 7056 (merged February 2025); each DeepSpeed
     version reads only one of the two names. O(thread_key) chooses the name(s) written.
-  - The file is written atomically (a temporary file in the same directory, then a rename) and only when its
-    content changes, not for formatting alone. An existing file keeps its owner and mode.
+  - The file is written only when its content changes, not for formatting alone, through the collection's atomic
+    writer - a new file made in the same directory, renamed over the name - and never through a link. The module
+    runs as root in a directory the training user may own, so the file's directory is opened from C(/) without
+    following a symlink a user could plant and kept open; the file is read through a descriptor opened without
+    following a link and replaced by a rename in that directory. An existing file keeps its owner, group and mode;
+    a new one is root's, mode 0644.
+  - Refused before anything is written, naming the path. A file that is a symlink (unless O(follow_symlinks); the
+    message names the link and its target); a file that is not a regular file (a directory, a device, a FIFO) or
+    has more than one hard link, or is not UTF-8 text; a missing file (unless O(create)); a path with a directory
+    that someone other than root and the file's owner can write (another user, a shared group, everyone: they could
+    swap the config the training job reads).
   - The first time the module changes a file it records the C(aio) section it found (or that there was none, or
     no file) in the state store's record C(deepspeed_aio) (O(state_dir)), keyed by the file's real path. An existing entry is never overwritten.
     O(state=restored) puts the recorded section back and removes the entry.
@@ -49,7 +60,6 @@ seealso:
     link: https://github.com/deepspeedai/DeepSpeed/pull/7056
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-  - ansible.builtin.files
   - ai_storage.checkpoint_io.state_store
 attributes:
   check_mode:
@@ -111,15 +121,24 @@ options:
     default: intra_op_parallelism
   remove_ignored_keys:
     description:
-      - Remove keys of the section DeepSpeed ignores (C(num_threads), unknown keys) and report them in RV(removed_keys).
+      - Remove the keys of the section DeepSpeed is known to ignore (C(num_threads)) and report them in
+        RV(removed_keys). Keys DeepSpeed does not read today are kept.
     type: bool
     default: true
   create:
     description:
-      - Create a missing file holding only the C(aio) section. Its parent directory must exist.
-      - With V(false) a missing file is an error.
+      - Create a missing file holding only the C(aio) section, and its missing directories (mode 0755) when the
+        deepest existing one can be written by root alone.
+      - With V(false) a missing file is refused, naming the path and this option (a mistyped path is not created).
     type: bool
-    default: true
+    default: false
+  follow_symlinks:
+    description:
+      - Tune the file a symlink at O(path) points to (replaced in its own directory; the link is kept). A link in
+        a directory another user can write is followed only to a file that user owns.
+      - With V(false) a symlink is refused, naming the link and its target.
+    type: bool
+    default: false
   backup:
     description:
       - Make a timestamped backup copy next to an existing file before changing it.
@@ -159,6 +178,13 @@ EXAMPLES = r'''
     path: /srv/train/ds_config.json
     aio: {}
 
+- name: Create the file when it is missing (a new job's config)
+  ai_storage.checkpoint_io.deepspeed_aio:
+    path: /etc/deepspeed/ds_config.json
+    aio:
+      queue_depth: 16
+    create: true
+
 - name: Put back the aio section found before the first change
   ai_storage.checkpoint_io.deepspeed_aio:
     path: /etc/deepspeed/ds_config.json
@@ -171,6 +197,38 @@ path:
   returned: always
   type: str
   sample: /etc/deepspeed/ds_config.json
+real_path:
+  description: The file read and written (the target of a followed symlink; the record's key).
+  returned: always
+  type: str
+  sample: /etc/deepspeed/ds_config.json
+link:
+  description: The symlink followed (O(follow_symlinks)); V(null) when O(path) is no link.
+  returned: always
+  type: dict
+  sample: {path: /srv/job/ds_config.json, target: ../configs/ds_config.json}
+  contains:
+    path:
+      description: The link.
+      type: str
+    target:
+      description: What the link holds.
+      type: str
+safety:
+  description: The directories on the way that a user other than root can write (the file's owner; others are
+    refused), and how the write is made safe against them.
+  returned: always
+  type: dict
+  sample: {writable_components: [{path: /home/train, uid: 1000, gid: 1000, mode: '0755',
+           writable_by: [its owner uid 1000]}], made_safe_by: the file is read through a descriptor ...}
+  contains:
+    writable_components:
+      description: Each directory, its owner, group, mode and who besides root can write it.
+      type: list
+      elements: dict
+    made_safe_by:
+      description: How the write is made safe against them; V(null) when there are none.
+      type: str
 created:
   description: Whether the file was (or, in check mode, would be) created.
   returned: always
@@ -252,14 +310,13 @@ removed_file:
 '''
 
 import datetime
-import errno
 import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.atomic_file import write_atomic
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.config_file import ConfigFileError, open_config
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import (
     AIO,
     AIO_BOOL_KEYS,
@@ -276,6 +333,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed
 )
 
 AIO_SUBOPTIONS = ('block_size', 'queue_depth', 'intra_op_parallelism', 'single_submit', 'overlap_events', 'use_gds')
+RECORD = 'deepspeed_aio'
 
 
 def argument_spec():
@@ -284,24 +342,16 @@ def argument_spec():
         aio=dict(type='dict', options=dict((key, dict(type='raw')) for key in AIO_SUBOPTIONS)),
         thread_key=dict(type='str', choices=list(THREAD_KEYS), default='intra_op_parallelism'),
         remove_ignored_keys=dict(type='bool', default=True),
-        create=dict(type='bool', default=True),
+        create=dict(type='bool', default=False),
+        follow_symlinks=dict(type='bool', default=False),
         backup=dict(type='bool', default=True),
         state=dict(type='str', choices=['present', 'restored'], default='present'),
         state_dir=dict(type='path', default=state_store.STATE_DIR),
     )
 
 
-def read_config(module, path, result):
-    """(text, config) of the file; (None, None) when it does not exist. Fails on anything unreadable."""
-    if os.path.isdir(path):
-        module.fail_json(msg='%s is a directory, not a DeepSpeed config file' % path, **result)
-    try:
-        with open(path, 'r') as f:
-            text = f.read()
-    except (IOError, OSError) as exc:
-        if getattr(exc, 'errno', None) == errno.ENOENT:
-            return None, None
-        module.fail_json(msg='cannot read %s: %s' % (path, exc), **result)
+def parse_config(module, path, text, result):
+    """The parsed config of ``text``; fails on anything DeepSpeed could not read as a config object."""
     try:
         config = json.loads(text)
     except ValueError as exc:
@@ -312,10 +362,7 @@ def read_config(module, path, result):
     if config.get(AIO) is not None and not isinstance(config[AIO], dict):
         module.fail_json(msg='%s: aio must be a JSON object, got %s; nothing was written'
                          % (path, type(config[AIO]).__name__), **result)
-    return text, config
-
-
-RECORD = 'deepspeed_aio'
+    return config
 
 
 def load_record(module, state_dir, result):
@@ -338,40 +385,58 @@ def change_record(module, state_dir, change, what, result):
         module.fail_json(msg='%s: %s' % (what, exc), **result)
 
 
-def write_config(module, path, config, result):
-    """Write ``config`` through the collection's atomic writer; module.atomic_move keeps the owner, group and mode
-    of an existing destination."""
+def open_file(module, params, restoring, result):
+    """The ds_config opened for a rewrite (module_utils/config_file.py), or None when restoring a file that is
+    gone; fails with the refusal's message."""
+    path = params['path']
+    if restoring and not os.path.lexists(path):
+        return None
     try:
-        write_atomic(path, dump_config(config), mode=0o644, mover=lambda tmp, dest: module.atomic_move(
-            tmp, dest, unsafe_writes=module.params.get('unsafe_writes', False)))
+        return open_config(path, follow_symlinks=params['follow_symlinks'], create=params['create'] and not restoring,
+                           what='ds_config')
+    except ConfigFileError as exc:
+        module.fail_json(msg='%s; nothing was written' % exc, **result)
     except (IOError, OSError) as exc:
-        module.fail_json(msg='cannot write %s: %s' % (path, exc), **result)
+        module.fail_json(msg='cannot open %s: %s; nothing was written' % (path, exc), **result)
 
 
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True, add_file_common_args=True)
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
     path = params['path']
     state_dir = params['state_dir']
     record_file = state_store.record_path(state_dir, RECORD)
     restoring = params['state'] == 'restored'
-    result = dict(changed=False, path=path, created=False, changed_keys=[], removed_keys=[], fixed_keys=[],
-                  aio=None, aio_before=None, effective=effective_aio(None)['aio'], warnings_found=[],
-                  backup_file=None, record_file=record_file, recorded=False, original=None, restored=False,
-                  removed_file=False)
+    result = dict(changed=False, path=path, real_path=path, link=None, safety=None, created=False, changed_keys=[],
+                  removed_keys=[], fixed_keys=[], aio=None, aio_before=None, effective=effective_aio(None)['aio'],
+                  warnings_found=[], backup_file=None, record_file=record_file, recorded=False, original=None,
+                  restored=False, removed_file=False)
 
     desired = dict((key, value) for key, value in (params['aio'] or {}).items() if value is not None)
     if restoring and desired:
         module.fail_json(msg='state=restored takes no aio values (the recorded section is used); remove %s'
                          % ', '.join('aio.%s' % key for key in desired), **result)
 
-    text, config = read_config(module, path, result)
-    existed = config is not None
+    handle = open_file(module, params, restoring, result)
+    try:
+        run(module, params, handle, result, restoring, desired, record_file)
+    finally:
+        if handle is not None:
+            handle.close()
+
+
+def run(module, params, handle, result, restoring, desired, record_file):
+    path, state_dir = params['path'], params['state_dir']
+    existed = handle is not None and handle.exists
+    text = handle.text if existed else None
+    config = parse_config(module, path, text, result) if existed else None
+    real = handle.real if handle is not None else os.path.realpath(path)
+    result.update(real_path=real, link=handle.link if handle is not None else None,
+                  safety=handle.safety() if handle is not None else None)
     if existed:
         result['aio_before'] = config.get(AIO)
         result['warnings_found'] = effective_aio(config.get(AIO))['warnings']
 
-    real = os.path.realpath(path)
     record = load_record(module, state_dir, result)
     entry = record['files'].get(real)
     result['original'] = entry
@@ -395,13 +460,6 @@ def main():
                             'section, keeping the file' % (path, ', '.join(sorted(new_config))))
         changed_keys, removed_keys = section_changes(result['aio_before'], (new_config or {}).get(AIO))
     else:
-        if not existed:
-            if not params['create']:
-                module.fail_json(msg='%s does not exist and create=false' % path, **result)
-            parent = os.path.dirname(real)
-            if not os.path.isdir(parent):
-                module.fail_json(msg='%s: the parent directory %s does not exist (create it first)' % (path, parent),
-                                 **result)
         try:
             new_config, changed_keys, removed_keys = merge_aio(config or {}, desired, params['thread_key'],
                                                                params['remove_ignored_keys'])
@@ -424,9 +482,6 @@ def main():
         result['diff'] = dict(before=text or '', after=after_text, before_header=path, after_header=path)
 
     if module.check_mode:
-        if existed and not remove_file:
-            file_args = module.load_file_common_arguments(params, path=real)
-            result['changed'] = module.set_fs_attributes_if_different(file_args, result['changed'])
         if restoring:
             result['restored'] = True
             result['removed_file'] = remove_file
@@ -447,27 +502,23 @@ def main():
         result['recorded'] = True
         result['original'] = record['files'][real]
 
-    if content_changed and existed and params['backup']:
-        result['backup_file'] = module.backup_local(real)
-    if remove_file:
-        try:
-            os.unlink(real)
-        except (IOError, OSError) as exc:
-            module.fail_json(msg='cannot remove %s: %s' % (real, exc), **result)
-        result['removed_file'] = True
-    elif content_changed and new_config is not None:
-        # through a symlink to its target (as lineinfile does), never replacing the link
-        write_config(module, real, new_config, result)
-        # Read back from disk: aio and effective are what the file now holds, not what was meant to be written.
-        dummy, on_disk = read_config(module, real, result)
-        if not same_json(on_disk, new_config):
-            module.fail_json(msg='%s reads back differently from what was written: %s' % (path, on_disk), **result)
-        result['aio'] = on_disk.get(AIO)
-        result['effective'] = effective_aio(result['aio'])['aio']
-
-    if new_config is not None and not remove_file and os.path.exists(real):
-        file_args = module.load_file_common_arguments(params, path=real)
-        result['changed'] = module.set_fs_attributes_if_different(file_args, result['changed'])
+    try:
+        if content_changed and existed and params['backup']:
+            result['backup_file'] = handle.backup()
+        if remove_file:
+            result['removed_file'] = handle.remove()
+        elif content_changed and new_config is not None:
+            handle.write(dump_config(new_config))
+            # Read back from disk: aio and effective are what the file now holds, not what was meant to be written.
+            on_disk = parse_config(module, path, handle.read_back(), result)
+            if not same_json(on_disk, new_config):
+                module.fail_json(msg='%s reads back differently from what was written: %s' % (path, on_disk), **result)
+            result['aio'] = on_disk.get(AIO)
+            result['effective'] = effective_aio(result['aio'])['aio']
+    except ConfigFileError as exc:
+        module.fail_json(msg=str(exc), **result)
+    except (IOError, OSError) as exc:
+        module.fail_json(msg='cannot write %s: %s' % (path, exc), **result)
 
     if restoring:
         def drop(data):

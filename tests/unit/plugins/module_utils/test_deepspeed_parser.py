@@ -20,6 +20,10 @@ import os
 import pytest
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import (
+    AIO_DEFAULTS_DICT,
+    IGNORED_KEYS,
+    IGNORED_KEYS_READ_FROM,
+    LEGACY_KEYS,
     aio_defaults,
     dump_config,
     effective_aio,
@@ -169,3 +173,32 @@ def test_thread_key_variants_as_this_deepspeed_reads_them(tmp_path):
     loaded, parsed = _read_merged(tmp_path, NVME_TUNE, {'intra_op_parallelism': 4}, thread_key='thread_count')
     assert loaded['aio']['thread_count'] == 4
     assert parsed['intra_op_parallelism'] == 1
+
+
+def _deepspeed_reads(key):
+    """Whether DeepSpeed's own parser (deepspeed.runtime.swap_tensor.aio_config.get_aio_config) uses aio.<key>: a
+    value no default can equal shows up in what it returns."""
+    probe = 0 if key == 'use_gds' else object()  # a truthy use_gds asserts a CUDA accelerator
+    parsed = aio_config.get_aio_config({'aio': {key: probe}})
+    return any(value is probe for value in parsed.values())
+
+
+def test_the_ignored_keys_are_the_ones_the_installed_deepspeed_ignores():
+    import deepspeed
+    from deepspeed.nvme import perf_generate_param as generate
+    # What get_aio_config reads is what this collection models (AIO_DEFAULTS), names and defaults alike ...
+    assert aio_config.get_aio_config({'aio': {}}) == AIO_DEFAULTS_DICT
+    assert sorted(aio_config.AIO_DEFAULT_DICT) == sorted(AIO_DEFAULTS_DICT)
+    for key in AIO_DEFAULTS_DICT:
+        assert _deepspeed_reads(key), key
+    # ... every key removed as ignored is one it does not read, in the installed version and in the one the list
+    # was read from (a DeepSpeed that starts reading num_threads fails this test: take it off the list) ...
+    for key in IGNORED_KEYS:
+        assert not _deepspeed_reads(key), ('DeepSpeed %s reads aio.%s: the list was read from %s'
+                                           % (deepspeed.__version__, key, IGNORED_KEYS_READ_FROM))
+    assert not set(IGNORED_KEYS) & set(AIO_DEFAULTS_DICT)
+    # ... and thread_count, which this version ignores, stays off the list: versions before PR #7056 read it.
+    assert 'thread_count' not in IGNORED_KEYS and 'thread_count' in LEGACY_KEYS
+    # ds_nvme_tune (deepspeed/nvme/perf_generate_param.py) writes num_threads: the key the list exists for.
+    emitted = generate.convert_to_param(('single', 'overlap', 'x', 32, 1048576, 8))
+    assert set(emitted) - set(AIO_DEFAULTS_DICT) == set(IGNORED_KEYS)

@@ -172,7 +172,7 @@ def test_diff_of_a_real_run_is_what_was_written(capsys, node):
 
 
 def test_create_a_missing_file(capsys, node):
-    rc, out = run(capsys, node, aio={'queue_depth': 16, 'overlap_events': 'true'})
+    rc, out = run(capsys, node, aio={'queue_depth': 16, 'overlap_events': 'true'}, create=True)
     assert rc == 0 and out['changed'] is True and out['created'] is True
     assert node.config() == {'aio': {'queue_depth': 16, 'overlap_events': True}}
     assert out['backup_file'] is None
@@ -181,22 +181,40 @@ def test_create_a_missing_file(capsys, node):
 
 
 def test_create_in_check_mode_creates_nothing(capsys, node):
-    rc, out = run(capsys, node, check=True, aio={'queue_depth': 16})
+    rc, out = run(capsys, node, check=True, aio={'queue_depth': 16}, create=True)
     assert rc == 0 and out['changed'] is True and out['created'] is True
     assert not os.path.exists(node.path) and not os.path.exists(node.record)
 
 
-def test_create_false_and_missing_parent_fail_clearly(capsys, node):
-    rc, out = run(capsys, node, aio={'queue_depth': 16}, create=False)
-    assert rc == 1 and 'does not exist and create=false' in out['msg']
+def test_a_missing_file_is_not_created_unless_asked(capsys, node):
+    # the default: a mistyped path fails, naming the path and the option, and nothing is made
+    before = node.snapshot()
+    rc, out = run(capsys, node, aio={'queue_depth': 16})
+    assert rc == 1, out
+    assert out['msg'] == ('ds_config %s does not exist: check the path (a mistyped name is not created); set create: '
+                          'true to create it; nothing was written' % node.path)
     missing = os.path.join(node.dir, 'nope', 'ds_config.json')
     rc, out = run(capsys, node, path=missing, aio={'queue_depth': 16})
-    assert rc == 1 and 'parent directory' in out['msg'] and os.path.dirname(missing) in out['msg']
-    assert not os.path.exists(node.record)
+    assert rc == 1 and missing in out['msg'] and 'nor its directory %s' % os.path.dirname(missing) in out['msg']
+    assert 'set create: true' in out['msg']
+    assert node.snapshot() == before and not os.path.exists(node.record)
+    assert not os.path.exists(os.path.dirname(missing))
+
+
+def test_create_makes_missing_directories_under_a_root_only_one(capsys, node):
+    missing = os.path.join(node.dir, 'job', 'run1', 'ds_config.json')
+    rc, out = run(capsys, node, path=missing, aio={'queue_depth': 16}, create=True, check=True)
+    assert rc == 0 and out['created'] is True and not os.path.exists(os.path.dirname(missing))
+    rc, out = run(capsys, node, path=missing, aio={'queue_depth': 16}, create=True)
+    assert rc == 0 and out['created'] is True, out
+    with open(missing) as f:
+        assert json.load(f) == {'aio': {'queue_depth': 16}}
+    assert stat.S_IMODE(os.stat(os.path.dirname(missing)).st_mode) == 0o755
+    assert stat.S_IMODE(os.stat(missing).st_mode) == 0o644
 
 
 def test_missing_file_without_values_creates_nothing(capsys, node):
-    rc, out = run(capsys, node, aio={})
+    rc, out = run(capsys, node, aio={}, create=True)
     assert rc == 0 and out['changed'] is False and not os.path.exists(node.path)
 
 
@@ -261,12 +279,18 @@ def test_backup_false(capsys, node):
     assert node.backups() == []
 
 
-def test_mode_option(capsys, node):
-    rc, out = run(capsys, node, aio={'queue_depth': 16}, mode='0600')
-    assert rc == 0 and stat.S_IMODE(os.stat(node.path).st_mode) == 0o600
+def test_the_file_keeps_its_owner_group_and_mode(capsys, node):
+    node.write(ORIGINAL_TEXT, mode=0o600)
+    os.chown(node.path, 4242, 4343)
+    rc, out = run(capsys, node, aio={'queue_depth': 16})
+    assert rc == 0 and out['changed'] is True
+    info = os.stat(node.path)
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (4242, 4343, 0o600)
+    backup = os.stat(out['backup_file'])
+    assert (backup.st_uid, backup.st_gid, stat.S_IMODE(backup.st_mode)) == (4242, 4343, 0o600)
+    # the owner's attribute options are gone: they set attributes by path, through a link a user could swap in
     rc, out = run(capsys, node, aio={'queue_depth': 16}, mode='0644')
-    assert rc == 0 and out['changed'] is True and stat.S_IMODE(os.stat(node.path).st_mode) == 0o644
-    assert out['changed_keys'] == []
+    assert rc == 1 and 'mode' in out['msg']
 
 
 def test_restore_puts_back_the_found_section_and_keeps_other_keys(capsys, node):
@@ -302,7 +326,7 @@ def test_restore_removes_a_section_that_was_not_there(capsys, node):
 
 
 def test_restore_removes_a_created_file(capsys, node):
-    run(capsys, node, aio={'queue_depth': 16})
+    run(capsys, node, aio={'queue_depth': 16}, create=True)
     assert os.path.exists(node.path)
     rc, out = run(capsys, node, state='restored')
     assert rc == 0 and out['changed'] is True and out['removed_file'] is True
@@ -311,7 +335,7 @@ def test_restore_removes_a_created_file(capsys, node):
 
 
 def test_restore_keeps_a_created_file_that_got_other_keys(capsys, node, warned):
-    run(capsys, node, aio={'queue_depth': 16})
+    run(capsys, node, aio={'queue_depth': 16}, create=True)
     node.write('{"aio": {"queue_depth": 16}, "fp16": {"enabled": true}}')
     rc, out = run(capsys, node, state='restored')
     assert rc == 0 and out['removed_file'] is False
@@ -346,8 +370,9 @@ def test_record_is_keyed_by_the_real_path(capsys, node):
     node.write(ORIGINAL_TEXT)
     link = os.path.join(node.dir, 'link.json')
     os.symlink(node.path, link)
-    rc, out = run(capsys, node, path=link, aio={'queue_depth': 16})
+    rc, out = run(capsys, node, path=link, aio={'queue_depth': 16}, follow_symlinks=True)
     assert rc == 0 and out['changed'] is True
+    assert out['link'] == {'path': link, 'target': node.path} and out['real_path'] == os.path.realpath(node.path)
     assert os.path.islink(link) and node.config()['aio']['queue_depth'] == 16
     assert list(node.record_data()['files']) == [os.path.realpath(node.path)]
     rc, out = run(capsys, node, path=node.path, aio={'queue_depth': 16})
@@ -366,3 +391,56 @@ def test_damaged_record_fails_before_writing(capsys, node):
     rc, out = run(capsys, node, aio={'queue_depth': 16})
     assert rc == 1 and node.record in out['msg']
     assert node.snapshot() == before
+
+
+# --- issue 12: root never writes through a link, a mistyped path, or a path another user can swap -----------------
+def test_a_symlinked_ds_config_is_refused_and_its_target_untouched(capsys, node):
+    # the training user plants ds_config.json -> a root file; root must not rewrite it through the link
+    victim = os.path.join(os.path.dirname(node.dir), 'shadow.json')
+    with open(victim, 'w') as f:
+        f.write('{"root": "secret"}\n')
+    os.chmod(victim, 0o600)
+    os.symlink(victim, node.path)
+    before = node.snapshot()
+    rc, out = run(capsys, node, aio={'queue_depth': 16})
+    assert rc == 1
+    assert out['msg'] == ('ds_config %s is a symlink to %s (%s): the collection never writes through a link; set '
+                          'follow_symlinks: true to tune the file it points to, or name that file; nothing was written'
+                          % (node.path, victim, victim))
+    assert node.snapshot() == before and os.path.islink(node.path) and not os.path.exists(node.record)
+    assert stat.S_IMODE(os.stat(victim).st_mode) == 0o600
+
+
+def test_a_ds_config_in_a_directory_others_can_write_is_refused(capsys, node):
+    node.write(ORIGINAL_TEXT)
+    os.chmod(node.dir, 0o777)
+    before = node.snapshot()
+    rc, out = run(capsys, node, aio={'queue_depth': 16})
+    assert rc == 1
+    assert '%s (owner root, mode 0777) can be written by everyone' % node.dir in out['msg']
+    assert 'nothing was written' in out['msg'] and node.snapshot() == before
+
+
+def test_a_ds_config_that_is_a_directory_is_refused(capsys, node):
+    os.mkdir(node.path)
+    rc, out = run(capsys, node, aio={'queue_depth': 16}, create=True)
+    assert rc == 1 and out['msg'] == 'ds_config %s is a directory, not a regular file; nothing was written' % node.path
+
+
+def test_keys_deepspeed_may_read_later_are_kept(capsys, node):
+    node.write('{"aio": {"queue_depth": 8, "num_threads": 8, "use_io_uring": true}}')
+    rc, out = run(capsys, node, aio={'queue_depth': 16})
+    assert rc == 0 and out['removed_keys'] == ['num_threads']
+    assert node.config()['aio'] == {'queue_depth': 16, 'use_io_uring': True}
+    assert any('aio.use_io_uring is not an aio key DeepSpeed' in w for w in out['warnings_found'])
+
+
+def test_the_results_report_the_safety_of_the_path(capsys, node):
+    node.write(ORIGINAL_TEXT)
+    os.chown(node.dir, 4242, 4242)
+    os.chown(node.path, 4242, 4242)
+    rc, out = run(capsys, node, aio={'queue_depth': 16})
+    assert rc == 0 and out['changed'] is True
+    assert node.dir in [c['path'] for c in out['safety']['writable_components']]
+    assert 'renamed over its name, never written through it' in out['safety']['made_safe_by']
+    assert os.stat(node.path).st_uid == 4242
