@@ -53,9 +53,10 @@ def write_atomic(path, data, mode=0o644, fsync=True, mover=None, keep_mode=False
         with os.fdopen(fd, 'wb') as handle:
             handle.write(data)
             handle.flush()
+            # by descriptor: in a directory a user can write, the name could be a symlink by now
+            os.fchmod(handle.fileno(), mode)
             if fsync:
                 os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
         if mover is not None:
             mover(tmp, path)
         else:
