@@ -24,6 +24,8 @@ elevator.c):
   page size in KiB reads back rounded down, so it is refused.
 * ``nomerges`` and ``rq_affinity`` take 0, 1 or 2; the kernel accepts 3 and
   silently stores something else, so only 0-2 are allowed.
+* Every integer queue attribute is parsed by the kernel's ``queue_var_store``,
+  which answers EINVAL above UINT_MAX (4294967295), so larger values are refused.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -56,6 +58,7 @@ ORDER = ('scheduler', 'nr_requests', 'max_sectors_kb', 'read_ahead_kb', 'nomerge
 INT_KEYS = ORDER[1:]
 MIN_NR_REQUESTS = 4          # BLKDEV_MIN_RQ: smaller writes are clamped to 4
 MAX_SCHED_NR_REQUESTS = 2048  # MAX_SCHED_RQ: the limit with an I/O scheduler
+UINT_MAX = 4294967295        # queue_var_store: larger values are EINVAL
 KNOWN_SCHEDULERS = ('none', 'mq-deadline', 'kyber', 'bfq')
 CHOICES = {'nomerges': (0, 1, 2), 'rq_affinity': (0, 1, 2)}
 RECORD_SCHEMA_VERSION = 1
@@ -141,9 +144,13 @@ def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def validate(current, wanted, limits, name='device'):
-    """Every reason ``wanted`` cannot be written, as messages naming the value and the limit."""
+def validate(current, wanted, limits, name='device', given=None):
+    """Every reason ``wanted`` cannot be written, as messages naming the value and the limit.
+
+    ``given``: {attribute: how the user wrote it} where that differs (read_ahead '1M' for read_ahead_kb), shown
+    beside the attribute in the messages."""
     errors = []
+    given = given or {}
     for key in sorted(wanted):
         if key not in ORDER:
             errors.append('%s: unknown queue attribute %r (known: %s)' % (name, key, ', '.join(ORDER)))
@@ -151,6 +158,10 @@ def validate(current, wanted, limits, name='device'):
         value = wanted.get(key)
         if value is not None and not _is_int(value):
             errors.append('%s: %s must be an integer, got %s %r' % (name, key, type(value).__name__, value))
+        elif value is not None and value > UINT_MAX:
+            errors.append('%s: %s %d%s is above %d, the largest value the kernel takes for a queue attribute '
+                          '(EINVAL)' % (name, key, value, _given(given, key), UINT_MAX))
+            wanted = dict(wanted, **{key: None})
     scheduler = wanted.get('scheduler')
     available = list(limits.get('schedulers_available') or [])
     if scheduler is not None:
@@ -199,10 +210,11 @@ def validate(current, wanted, limits, name='device'):
     if _is_int(ra):
         page_kb = limits.get('page_size_kb') or DEFAULT_PAGE_SIZE_KB
         if ra < 0:
-            errors.append('%s: read_ahead_kb %d is negative' % (name, ra))
+            errors.append('%s: read_ahead_kb %d%s is negative (0 to %d)' % (name, ra, _given(given, 'read_ahead_kb'),
+                                                                             UINT_MAX))
         elif ra % page_kb:
-            errors.append('%s: read_ahead_kb %d is not a multiple of the page size (%d KiB): the kernel would keep '
-                          '%d' % (name, ra, page_kb, ra - ra % page_kb))
+            errors.append('%s: read_ahead_kb %d%s is not a multiple of the page size (%d KiB): the kernel would keep '
+                          '%d' % (name, ra, _given(given, 'read_ahead_kb'), page_kb, ra - ra % page_kb))
 
     for key, choices in sorted(CHOICES.items()):
         value = wanted.get(key)
@@ -211,7 +223,11 @@ def validate(current, wanted, limits, name='device'):
     return errors
 
 
-def plan(current, wanted, limits, name='device'):
+def _given(given, key):
+    return ' (%s)' % given[key] if key in given else ''
+
+
+def plan(current, wanted, limits, name='device', given=None):
     """Ordered writes that take ``current`` to ``wanted``, or the validation errors.
 
     Returns {"errors", "writes": [{"attribute", "value", "reason"}], "before", "after",
@@ -220,7 +236,7 @@ def plan(current, wanted, limits, name='device'):
     switch even when it already has the wanted value, because the switch resets it.
     """
     wanted = dict((key, value) for key, value in (wanted or {}).items() if value is not None)
-    errors = validate(current, wanted, limits, name)
+    errors = validate(current, wanted, limits, name, given)
     managed = [key for key in ORDER if key in wanted]
     before = dict((key, current.get(key)) for key in managed)
     result = {'errors': errors, 'writes': [], 'before': before, 'after': dict(before),

@@ -17,6 +17,10 @@ lease (:func:`acquire_run`): a second run on the node waits for it or is refused
 
 The directory must be a real directory owned by root and writable by no one else: records steer destructive steps
 (the xfs role's volume), so a directory another user could write to, or a symlink, is refused.
+
+Records are strict JSON both ways: a record that is not UTF-8, not JSON, holds NaN or Infinity, a key twice or a
+number of more than MAX_DIGITS digits is refused naming the file (never rewritten), and data that JSON cannot
+represent (NaN, Infinity, keys that are not strings) is refused before anything is written.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -41,6 +45,8 @@ ENVELOPE_KEY = 'checkpoint_io_record'
 LOCK_FILE = '.lock'
 RUN_LEASE = 'run_lease'
 NAME_RE = re.compile(r'^[a-z][a-z0-9_]{0,63}$')
+MAX_DIGITS = 64
+PATH_MAX = 4096
 
 
 class StateError(Exception):
@@ -60,6 +66,70 @@ def check_name(name):
 
 def record_path(state_dir, name):
     return os.path.join(state_dir, check_name(name) + '.json')
+
+
+def check_dir_param(state_dir, option='state_dir'):
+    """A module's ``state_dir`` option checked before the module does anything: a string holding an absolute path
+    below / (at most PATH_MAX bytes) that is not a symlink, a file, someone else's or writable by others
+    (:func:`check_dir`). Returns whether it exists (a missing one is made on the first write)."""
+    if not isinstance(state_dir, str) or not state_dir.strip():
+        raise StateError('%s: %r is not a directory path; give an absolute path such as %s (or leave it unset)'
+                         % (option, state_dir, STATE_DIR))
+    if '\0' in state_dir or not os.path.isabs(state_dir) or os.path.normpath(state_dir) == '/':
+        raise StateError('%s: %r is not an absolute path below / (the state directory must not depend on the '
+                         'directory the module runs in)' % (option, state_dir))
+    if len(state_dir.encode('utf-8', 'surrogateescape')) >= PATH_MAX:
+        raise StateError('%s: the path is %d bytes long, above the %d bytes a path may have (%r...)'
+                         % (option, len(state_dir.encode('utf-8', 'surrogateescape')), PATH_MAX - 1, state_dir[:60]))
+    return check_dir(state_dir)
+
+
+def json_problem(value, where='data'):
+    """What JSON cannot represent in ``value`` (NaN, Infinity, a key that is not a string, an object that is not
+    a JSON type), as a message naming where it is; None when it is plain JSON."""
+    if isinstance(value, float) and (value != value or value in (float('inf'), float('-inf'))):
+        return '%s is %r, which JSON cannot represent' % (where, value)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return '%s has the key %r, not a string (JSON keys are strings)' % (where, key)
+            problem = json_problem(item, '%s.%s' % (where, key))
+            if problem:
+                return problem
+        return None
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            problem = json_problem(item, '%s[%d]' % (where, index))
+            if problem:
+                return problem
+        return None
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return None
+    return '%s is a %s, not a JSON value' % (where, type(value).__name__)
+
+
+def _no_duplicates(pairs):
+    keys = [key for key, _value in pairs]
+    twice = sorted(set(key for key in keys if keys.count(key) > 1))
+    if twice:
+        raise ValueError('the key %s appears twice in one object' % ', '.join(repr(key) for key in twice))
+    return dict(pairs)
+
+
+def _no_constant(name):
+    raise ValueError('%s is not a JSON number' % name)
+
+
+def _bounded_int(text):
+    if len(text.lstrip('-')) > MAX_DIGITS:
+        raise ValueError('a number of %d digits (records hold none above %d)' % (len(text.lstrip('-')), MAX_DIGITS))
+    return int(text)
+
+
+def loads_strict(text):
+    """JSON text to an object; ValueError for what :func:`json.loads` lets through but JSON is not (NaN, Infinity),
+    a key twice in one object, and numbers of more than MAX_DIGITS digits."""
+    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_int=_bounded_int)
 
 
 def check_dir(state_dir, uid=None):
@@ -132,7 +202,12 @@ def _read_file(path):
     with os.fdopen(fd, 'rb') as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             raise StateError('%s is not a regular file; move it aside' % path)
-        return handle.read().decode('utf-8')
+        data = handle.read()
+    try:
+        return data.decode('utf-8')
+    except UnicodeDecodeError as exc:
+        raise StateError('%s is not UTF-8 text (byte 0x%02x at offset %d); fix or move it aside'
+                         % (path, bytearray(data[exc.start:exc.start + 1])[0], exc.start))
 
 
 def read_record(state_dir, name, with_meta=False):
@@ -142,7 +217,7 @@ def read_record(state_dir, name, with_meta=False):
     if text is None:
         return (None, None) if with_meta else None
     try:
-        doc = json.loads(text)
+        doc = loads_strict(text)
     except ValueError as exc:
         raise StateError('%s is not valid JSON (%s); fix or move it aside' % (path, exc))
     data, meta = unwrap(doc, path)
@@ -209,6 +284,8 @@ def update(state_dir, name, change, writer, now=None):
     rewritten (its written_at stays).
     """
     check_name(name)
+    if check_dir(state_dir):
+        read_record(state_dir, name)  # a damaged record is refused before the lock file is made
     with locked(state_dir):
         before = read_record(state_dir, name)
         after = change(copy.deepcopy(before))
@@ -218,6 +295,9 @@ def update(state_dir, name, change, writer, now=None):
         if after is None:
             os.unlink(path)
         else:
+            problem = json_problem(after)
+            if problem:
+                raise StateError('record %s: %s; nothing was written' % (name, problem))
             write_json_atomic(path, envelope(name, after, writer, now), mode=0o644)
         return True, before, after
 

@@ -23,7 +23,9 @@ description:
     depth (C(mq/*/nr_tags)) with scheduler C(none) (the kernel answers EINVAL, which tuning scripts often hide
     with C(|| true)); C(nr_requests) above 2048 with a scheduler; C(nr_requests) below 4 (the kernel silently
     clamps it to 4); C(max_sectors_kb) above C(max_hw_sectors_kb) or below the page size; C(read_ahead_kb) that
-    is not a multiple of the page size (the kernel would round it down); a scheduler the device does not offer.
+    is not a multiple of the page size (the kernel would round it down); any value above 4294967295 (the kernel's
+    C(queue_var_store) answers EINVAL); a scheduler the device does not offer; a O(state_dir) that is not an
+    absolute path or not a safe directory (see O(state_dir)).
   - The first time the module changes a device it records the values it found (all six attributes) in
     the state store's record C(block_layer) (O(state_dir)), keyed by the device's WWID (else controller serial and
     namespace id), written atomically.
@@ -288,14 +290,17 @@ def argument_spec():
 
 
 def wanted_values(module, result):
+    """(wanted values, how the user wrote those that were converted)."""
     params = module.params
     wanted = dict((key, params.get(key)) for key in ORDER if params.get(key) is not None)
+    given = {}
     if params.get('read_ahead') is not None:
         try:
             wanted['read_ahead_kb'] = resolve_read_ahead(params['read_ahead'])
         except ValueError as exc:
             module.fail_json(msg=str(exc), errors=[str(exc)], **result)
-    return wanted
+        given['read_ahead_kb'] = 'read_ahead %r' % (params['read_ahead'],)
+    return wanted, given
 
 
 def main():
@@ -304,10 +309,15 @@ def main():
     params = module.params
     sysfs_root = params['sysfs_root']
     state_dir = params['state_dir']
-    record_file = state_store.record_path(state_dir, 'block_layer')
+    record_file = state_store.record_path(state_dir or '', 'block_layer')
     result = dict(changed=False, device=params['device'], identity=None, wanted={}, order=list(ORDER),
                   before={}, after={}, changed_keys=[], writes=[], limits={}, recorded=False, original=None,
-                  restored=False, record_file=record_file)
+                  restored=False, record_file=None)
+    try:
+        state_store.check_dir_param(state_dir)
+    except state_store.StateError as exc:
+        module.fail_json(msg=str(exc), errors=[str(exc)], **result)
+    result['record_file'] = record_file
 
     try:
         name = device_name(params['device'], sysfs_root)
@@ -336,11 +346,12 @@ def main():
             module.exit_json(**result)
         wanted = dict((key, value) for key, value in (entry.get('values') or {}).items()
                       if key in ORDER and value is not None)
+        given = {}
     else:
-        wanted = wanted_values(module, result)
+        wanted, given = wanted_values(module, result)
     result['wanted'] = wanted
 
-    planned = plan(current, wanted, limits, name)
+    planned = plan(current, wanted, limits, name, given)
     result.update(before=planned['before'], after=planned['after'], changed_keys=planned['changed_keys'],
                   writes=planned['writes'])
     for warning in planned['warnings']:
@@ -350,7 +361,6 @@ def main():
 
     restoring = params['state'] == 'restored'
     changed = bool(planned['writes']) or restoring
-    result['changed'] = changed
     if module._diff:
         header = '%s/block/%s/queue' % (sysfs_root.rstrip('/'), name)
         result['diff'] = dict(before=planned['before'], after=planned['after'], before_header=header,
@@ -358,7 +368,7 @@ def main():
     if module.check_mode or not changed:
         if restoring:
             result['restored'] = True
-        module.exit_json(**result)
+        module.exit_json(**dict(result, changed=changed))
 
     if planned['writes'] and not restoring and entry is None:
         # Before the first write: a failure half-way must still leave the originals on record.

@@ -118,13 +118,20 @@ def main():
     state_dir, run_id = params['state_dir'], params['run_id']
     result = dict(changed=False, run_id=run_id, lease=None, holder=None)
     for name, low, high in (('ttl', 60, 604800), ('wait', 0, 86400)):
-        if not low <= params[name] <= high:
-            module.fail_json(msg='%s: %d is out of range (%d to %d seconds)' % (name, params[name], low, high),
+        value = params[name]
+        if isinstance(value, bool) or not isinstance(value, int):
+            module.fail_json(msg='%s: %r is not a whole number of seconds (%d to %d)' % (name, value, low, high),
                              **result)
+        if not low <= value <= high:
+            module.fail_json(msg='%s: %d is out of range (%d to %d seconds)' % (name, value, low, high), **result)
     if not run_id:
         module.fail_json(msg='run_id is missing: the action plugin names the run; give run_id when calling the module '
                              'without it', **result)
-    owner = dict(params['owner'], run_id=run_id)
+    try:
+        state_store.check_dir_param(state_dir)
+    except state_store.StateError as exc:
+        module.fail_json(msg=str(exc), **result)
+    owner = dict(params['owner'] or {}, run_id=run_id)
     try:
         if params['state'] == 'released':
             if module.check_mode:

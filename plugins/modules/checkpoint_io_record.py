@@ -35,7 +35,9 @@ attributes:
     platforms: linux
 options:
   name:
-    description: The record's name (lower-case letters, digits and C(_), a letter first; the file C(<name>.json)).
+    description:
+      - The record's name (lower-case letters, digits and C(_), a letter first, at most 64; the file C(<name>.json)).
+      - V(run_lease) is refused (the run lease is M(ai_storage.checkpoint_io.checkpoint_io_lock)'s).
     type: str
     required: true
   state:
@@ -46,7 +48,9 @@ options:
     choices: [present, absent]
     default: present
   data:
-    description: The record's data (required with O(state=present)).
+    description:
+      - The record's data (required with O(state=present)). Plain JSON only - NaN, Infinity and non-string keys are
+        refused before anything is written.
     type: dict
   keep:
     description: Keep an existing record as it is (the first write wins - a baseline, the values found before tuning).
@@ -131,6 +135,17 @@ def main():
     params = module.params
     state_dir, name = params['state_dir'], params['name']
     result = dict(changed=False, path=None, record=None, previous=None, kept=False)
+    try:
+        state_store.check_name(name)
+        if name == state_store.RUN_LEASE:
+            raise state_store.StateError('record name %r is the run lease, which only checkpoint_io_lock writes'
+                                         % name)
+        state_store.check_dir_param(state_dir)
+        problem = state_store.json_problem(params['data'])
+        if problem:
+            raise state_store.StateError('%s; nothing was written' % problem)
+    except state_store.StateError as exc:
+        module.fail_json(msg='%s: %s' % ('checkpoint_io_record', exc), **result)
     try:
         result['path'] = state_store.record_path(state_dir, name)
         previous = state_store.read_record(state_dir, name) if state_store.check_dir(state_dir) else None

@@ -1,0 +1,542 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The bad-input sweep's machinery: generic bad values per option type, the case model, the checks of an outcome.
+
+A case is one option of one module or role given one bad value. What is tried comes from the option's type (the
+module's real argument_spec, the role's meta/argument_specs.yml, module_utils/inputs.py) through GENERIC; the tables
+(bad_input_tables.py) only say, per option, what is special: the kind of a raw or path option, the limits, the
+cases that are legitimately accepted (with the reason), extra cases, and the known failures of files owned
+elsewhere. An option without an entry in its table fails the completeness test, so a new option gets cases.
+
+Values that name files are written as placeholders, made real by :func:`materialize` in the case's scratch area:
+``{tmp}`` (the scratch directory), ``{file:KIND}`` (a file holding CONTENTS[KIND]), ``{state:RECORD:KIND}`` (a state
+directory whose record RECORD holds CONTENTS[KIND] in the store's envelope).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import hashlib
+import json
+import os
+import re
+import stat
+
+import pytest
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
+
+# --- generic bad values per type ------------------------------------------------------------------------------------
+HUGE_INT = 2 ** 64
+LONG_NAME = 'n' * 256                       # one path component past NAME_MAX (255 bytes)
+LONG_PATH = '/'.join(['d' * 200] * 21)      # past PATH_MAX (4096 bytes)
+
+# (kind, value) per option type. 'path' and 'dir' cases depend on what the path is for (PATH_KINDS).
+GENERIC = {
+    'int': [('str', 'abc'), ('list', [8]), ('dict', {'n': 8}), ('bool', True), ('null', None), ('float', 1.5),
+            ('zero', 0), ('negative', -1), ('huge', HUGE_INT)],
+    'float': [('str', 'abc'), ('list', [0.5]), ('bool', True), ('null', None), ('nan', 'nan'), ('inf', 'inf'),
+              ('negative', -1.0), ('huge', 1e308)],
+    'bool': [('str', 'maybe'), ('int', 2), ('list', [True]), ('null', None)],
+    'str': [('list', ['a']), ('dict', {'a': 1}), ('empty', ''), ('null', None), ('newline', 'a\nb'),
+            ('nonascii', u'\u00e9\u20ac'), ('huge', 'x' * 5000)],
+    'choice': [('other', 'nonsense'), ('upper', None), ('list', None), ('null', None), ('empty', '')],
+    'int_choice': [('other', 3), ('str', 'abc'), ('bool', True), ('null', None), ('list', [0])],
+    'list': [('dict', {'a': 1}), ('empty', []), ('null', None), ('null_element', [None])],
+    'dict': [('str', 'abc'), ('list', [1]), ('empty', {}), ('null', None)],
+    'size': [('zero', 0), ('negative', -1), ('float', 1.5), ('bool', True), ('str', 'abc'), ('si', '1MB'),
+             ('suffix', '1X'), ('huge', '9999999999T'), ('list', [1]), ('dict', {'a': 1}), ('null', None),
+             ('nan', float('nan'))],
+    'raw': [('list', [1]), ('dict', {'a': 1}), ('null', None), ('bool', True), ('str', 'abc')],
+}
+# Elements of lists, tried as a one-element list ('el_<kind>').
+ELEMENTS = {
+    'int': [('str', 'abc'), ('zero', 0), ('negative', -1), ('float', 1.5), ('bool', True), ('huge', HUGE_INT)],
+    'str': [('list', ['a']), ('empty', ''), ('newline', 'a\nb'), ('nonascii', u'\u00e9')],
+}
+# Paths, by what the path is for. dir: a directory the collection writes into (or makes); file: a file it writes;
+# read: a file or directory it only reads; exec: a program; root: a test-only root (sysfs_root...).
+PATH_CASES = [
+    ('empty', ''), ('relative', 'relative/x'), ('missing', '{tmp}/missing/x'), ('directory', '{tmp}/adir'),
+    ('file', '{tmp}/afile'), ('symlink', None), ('other_writable', '{tmp}/world'), ('spaces', '{tmp}/with space'),
+    ('nonascii', u'{tmp}/\u00fcn\u00ef'), ('newline', '{tmp}/new\nline'), ('colon', '{tmp}/a:b'),
+    ('long_name', '{tmp}/' + LONG_NAME), ('long_path', '/' + LONG_PATH), ('list', ['{tmp}/adir']), ('null', None),
+]
+# File contents a reader may meet.
+CONTENTS = {
+    'not_utf8': b'{"aio": {"queue_depth": 8}, "note": "\xff\xfe"}\n',
+    'not_json': b'{"aio": {"queue_depth": 8},\n',
+    'nan': b'{"aio": {"queue_depth": NaN}}\n',
+    'infinity': b'{"aio": {"queue_depth": Infinity}}\n',
+    'huge_int': b'{"aio": {"queue_depth": 1' + b'0' * 5000 + b'}}\n',
+    'dup_keys': b'{"aio": {"queue_depth": 8, "queue_depth": 64}}\n',
+    'top_list': b'[1, 2]\n',
+    'empty': b'',
+}
+# What a refusal of each content says (besides naming the file).
+CONTENT_MARKS = {'not_utf8': 'UTF-8', 'not_json': 'JSON', 'nan': 'NaN', 'infinity': 'Infinity', 'huge_int': 'digits',
+                 'dup_keys': 'twice', 'top_list': 'list', 'empty': 'JSON'}
+
+
+# --- the case model -------------------------------------------------------------------------------------------------
+class Case(object):
+    """One bad value for one option of one target (module:NAME, role:NAME[/entry], inputs)."""
+
+    def __init__(self, target, option, kind, value, expect='refuse', reason=None, limit=None, with_args=None,
+                 known=None, expect_in=None, names=None):
+        self.target, self.option, self.kind, self.value = target, option, kind, value
+        self.expect = expect            # refuse | accept (no traceback, anything else goes) | control
+        self.reason = reason            # why an accepted case is fine
+        self.limit = limit              # text the refusal must show (the limit), where there is one
+        self.with_args = with_args or {}  # other options this case sets (or removes: OMIT)
+        self.known = known              # 'file (owner): what happens' for a known failure elsewhere
+        self.expect_in = expect_in      # a refusal that names the value its own way: text it must contain
+        self.names = names              # words that name the option in a message (default: the option)
+
+    @property
+    def id(self):
+        return '%s/%s/%s' % (self.target, self.option, self.kind)
+
+    def param(self):
+        marks = [pytest.mark.xfail(strict=True, reason='known failure: %s' % self.known)] if self.known else []
+        return pytest.param(self, id='%s/%s' % (self.option, self.kind), marks=marks)
+
+
+OMIT = '__bad_input_omit__'
+
+
+def set_option(args, option, value):
+    """``args`` with ``option`` (``a.b`` for a suboption) set to ``value`` (OMIT removes it)."""
+    args = json.loads(json.dumps(args))
+    parts = option.split('.')
+    holder = args
+    for part in parts[:-1]:
+        if not isinstance(holder.get(part), dict):
+            holder[part] = {}
+        holder = holder[part]
+    if value == OMIT:
+        holder.pop(parts[-1], None)
+    else:
+        holder[parts[-1]] = value
+    return args
+
+
+def build_args(base, case):
+    args = dict(base)
+    for key, value in case.with_args.items():
+        args = set_option(args, key, value)
+    return set_option(args, case.option, case.value)
+
+
+# --- scratch fixtures -----------------------------------------------------------------------------------------------
+def make_scratch(tmp):
+    """The fixed fixtures path cases point at: a directory, a file, symlinks to both, a world-writable directory,
+    directories with a space, non-ASCII and a colon in their names, the content files."""
+    tmp = str(tmp)
+    for name in ('adir', 'with space', u'\u00fcn\u00ef', 'new\nline', 'a:b', 'world', 'files', 'elsewhere'):
+        path = os.path.join(tmp, name)
+        if not os.path.isdir(path):
+            os.makedirs(path)
+    os.chmod(os.path.join(tmp, 'world'), 0o777)
+    with open(os.path.join(tmp, 'afile'), 'w') as handle:
+        handle.write('not a directory\n')
+    with open(os.path.join(tmp, 'elsewhere', 'target.json'), 'w') as handle:
+        handle.write('{"aio": {"queue_depth": 8}}\n')
+    for name, target in (('alink', 'adir'), ('flink', os.path.join('elsewhere', 'target.json'))):
+        path = os.path.join(tmp, name)
+        if not os.path.lexists(path):
+            os.symlink(target, path)
+    for kind, data in CONTENTS.items():
+        with open(os.path.join(tmp, 'files', kind + '.json'), 'wb') as handle:
+            handle.write(data)
+    return tmp
+
+
+def _state_dir(tmp, record, kind):
+    path = os.path.join(tmp, 'state_%s_%s' % (record, kind))
+    if not os.path.isdir(path):
+        os.makedirs(path)
+        os.chmod(path, 0o755)
+        data = CONTENTS[kind]
+        if kind not in ('not_json', 'empty', 'top_list'):
+            data = (b'{"checkpoint_io_record": 1, "name": "' + record.encode() + b'", "written_at": "x", '
+                    b'"writer": "x", "data": ' + data.strip() + b'}\n')
+        with open(os.path.join(path, record + '.json'), 'wb') as handle:
+            handle.write(data)
+    return path
+
+
+_PLACEHOLDER = re.compile(r'\{(tmp|file:[a-z_0-9]+|state:[a-z_0-9]+:[a-z_0-9]+)\}')
+
+
+def materialize(value, tmp):
+    """``value`` with its placeholders made real in the scratch area ``tmp``."""
+    if isinstance(value, list):
+        return [materialize(item, tmp) for item in value]
+    if isinstance(value, dict):
+        return dict((key, materialize(item, tmp)) for key, item in value.items())
+    if not isinstance(value, str) or '{' not in value:
+        return value
+
+    def real(match):
+        token = match.group(1)
+        if token == 'tmp':
+            return tmp
+        if token.startswith('file:'):
+            return os.path.join(tmp, 'files', token[5:] + '.json')
+        _state, record, kind = token.split(':')
+        return _state_dir(tmp, record, kind)
+    return _PLACEHOLDER.sub(real, value)
+
+
+# --- nothing changed ------------------------------------------------------------------------------------------------
+def snapshot(*roots, **kwargs):
+    """{path: (type, mode, uid, size, mtime_ns, inode, link target or content digest)} of every entry under roots.
+
+    contents=True adds a digest of every regular file (a rewrite that kept size and time shows too); without it a
+    write shows through the file's mtime (nanoseconds), size or inode, which every write changes."""
+    contents = kwargs.get('contents', False)
+    seen = {}
+    for root in roots:
+        if not os.path.lexists(root):
+            seen[root] = None
+            continue
+        for base, dirs, files in os.walk(root):
+            for name in dirs + files:
+                path = os.path.join(base, name)
+                try:
+                    st = os.lstat(path)
+                except OSError:
+                    continue
+                extra = None
+                if stat.S_ISLNK(st.st_mode):
+                    extra = os.readlink(path)
+                elif contents and stat.S_ISREG(st.st_mode):
+                    try:
+                        with open(path, 'rb') as handle:
+                            extra = hashlib.sha1(handle.read()).hexdigest()
+                    except (IOError, OSError):
+                        extra = 'unreadable'
+                seen[path] = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), st.st_uid,
+                              st.st_size if not stat.S_ISDIR(st.st_mode) else 0, st.st_mtime_ns, st.st_ino, extra)
+            st = os.lstat(base)
+            seen[base] = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), st.st_uid)
+    return seen
+
+
+def changes(before, after):
+    """The paths that differ between two snapshots (made, removed or changed)."""
+    out = []
+    for path in sorted(set(before) | set(after)):
+        if before.get(path) != after.get(path):
+            what = 'made' if path not in before else 'removed' if path not in after else 'changed'
+            out.append('%s %s' % (what, path))
+    return out
+
+
+# --- the checks of an outcome ---------------------------------------------------------------------------------------
+TRACEBACK_MARKERS = ('Traceback (most recent call last)', 'MODULE FAILURE', 'Unexpected failure during module '
+                     'execution', 'An exception occurred during task execution')
+# ansible-core's own argument spec messages name the option and the type, not always the value.
+ANSIBLE_TYPE_MESSAGE = re.compile(r"argument '[^']+' is of type \S+ and we were unable to convert to|Elements value "
+                                  r"for option '[^']+' is of type|value of \S+ must be one of|missing required "
+                                  r"arguments|are mutually exclusive|is required|must be one (or more )?of", re.S)
+
+
+def _value_forms(value):
+    """Texts that show ``value`` in a message."""
+    if value is None:  # ansible hands a null str or path option over as ''
+        return ['None', 'null', 'missing', 'required', 'unset', 'not set', 'empty', 'NoneType', "''"]
+    if isinstance(value, bool):  # ansible turns a bool given to a float option into 1.0 / 0.0
+        return [str(value), str(value).lower(), 'bool', '%.1f' % value]
+    if isinstance(value, float) and value != value:
+        return ['nan', 'NaN']
+    if isinstance(value, (int, float)):
+        forms = [repr(value), str(value), '%g' % value]
+        if isinstance(value, float) and value.is_integer():
+            forms.append(str(int(value)))
+        return forms
+    if isinstance(value, str):
+        if value == '':
+            return ["''", '""', 'empty', 'missing', 'required']
+        forms = [value, repr(value), repr(value)[1:-1], json.dumps(value)[1:-1], value.strip()]
+        try:  # a size is shown as given or in bytes
+            forms.append(str(parse_size(value)))
+        except ValueError:
+            pass
+        if len(value) > 60:
+            forms += [value[:40], repr(value)[1:41], str(len(value)), str(len(value.encode('utf-8')))]
+        return [form for form in forms if form]
+    if isinstance(value, (list, dict)):
+        forms = [str(value), repr(value), json.dumps(value), type(value).__name__]
+        if not value:
+            forms += ['none', 'empty', 'no ']
+        if isinstance(value, list):
+            for item in value:
+                forms += _value_forms(item)
+        if isinstance(value, dict):
+            forms += list(value)
+        return forms
+    return [str(value)]
+
+
+def names_value(message, value):
+    return any(form in message for form in _value_forms(value))
+
+
+def check_refusal(case, real_value, outcome):
+    """The problems of a refusal: [] when the target failed naming the option and the value (and the limit), with no
+    traceback and nothing changed. ``outcome``: {failed, msg, text (all output), changed, changes, traceback}."""
+    problems = []
+    msg = outcome.get('msg') or ''
+    if outcome.get('traceback'):
+        problems.append('a traceback reached the user: %s' % outcome['traceback'][-1500:])
+    elif any(marker in (outcome.get('text') or '') for marker in TRACEBACK_MARKERS):
+        problems.append('the output holds a traceback marker: %s' % (outcome.get('text') or '')[-1500:])
+    if outcome.get('exception'):
+        problems.append('the result has an exception key: %s' % str(outcome['exception'])[-800:])
+    if not outcome.get('failed'):
+        problems.append('accepted (rc ok), expected a refusal; result: %s' % (outcome.get('summary') or msg)[:600])
+        return problems
+    if outcome.get('changed'):
+        problems.append('failed but reported changed')
+    if outcome.get('changes'):
+        problems.append('changed files although refused: %s' % '; '.join(outcome['changes'][:8]))
+    if case.expect_in is not None:
+        for text in case.expect_in if isinstance(case.expect_in, list) else [case.expect_in]:
+            if text not in msg:
+                problems.append('the message lacks %r: %s' % (text, msg[:600]))
+        return problems
+    names = case.names or [case.option.split('.')[-1]]
+    if not any(name in msg for name in names):
+        problems.append('the message does not name the option %s: %s' % (' / '.join(names), msg[:600]))
+    ansible_type = ANSIBLE_TYPE_MESSAGE.search(msg) is not None
+    if not ansible_type and not names_value(msg, real_value):
+        problems.append('the message does not show the value %r: %s' % (real_value, msg[:600]))
+    if case.limit is not None and str(case.limit) not in msg:
+        problems.append('the message does not show the limit %s: %s' % (case.limit, msg[:600]))
+    return problems
+
+
+def check_accepted(case, outcome):
+    """An accepted case: no traceback reached the user, whatever else happened."""
+    problems = []
+    if outcome.get('traceback'):
+        problems.append('a traceback reached the user: %s' % outcome['traceback'][-1500:])
+    elif any(marker in (outcome.get('text') or '') for marker in TRACEBACK_MARKERS):
+        problems.append('the output holds a traceback marker: %s' % (outcome.get('text') or '')[-1500:])
+    if outcome.get('exception'):
+        problems.append('the result has an exception key: %s' % str(outcome['exception'])[-800:])
+    return problems
+
+
+def check(case, real_value, outcome):
+    if case.expect == 'refuse':
+        return check_refusal(case, real_value, outcome)
+    return check_accepted(case, outcome)
+
+
+# --- cases from an option's type and its table entry ----------------------------------------------------------------
+def _path_cases(path_kind, required):
+    """(kind, value, expect) of the path cases for a path used as ``path_kind``."""
+    refuse, accept, skip = 'refuse', 'accept', None
+    table = {
+        # a directory the collection writes into or makes
+        'dir': {'empty': refuse, 'relative': refuse, 'missing': refuse, 'directory': skip, 'file': refuse,
+                'symlink': ('{tmp}/alink', refuse), 'other_writable': refuse, 'spaces': accept, 'nonascii': accept,
+                'newline': accept, 'colon': accept, 'long_name': refuse, 'long_path': refuse, 'list': refuse},
+        # a file the collection writes or edits
+        'file': {'empty': refuse, 'relative': refuse, 'missing': refuse, 'directory': refuse, 'file': skip,
+                 'symlink': ('{tmp}/flink', refuse), 'other_writable': skip,
+                 'spaces': ('{tmp}/with space/x.json', accept), 'nonascii': (u'{tmp}/\u00fcn\u00ef/x.json', accept),
+                 'newline': ('{tmp}/new\nline/x.json', accept), 'colon': ('{tmp}/a:b/x.json', accept),
+                 'long_name': refuse, 'long_path': refuse, 'list': refuse},
+        # a path only read (facts): what is there is reported
+        'read': {'empty': refuse, 'relative': refuse, 'missing': accept, 'directory': accept, 'file': accept,
+                 'symlink': ('{tmp}/flink', accept), 'other_writable': accept, 'spaces': accept, 'nonascii': accept,
+                 'newline': accept, 'colon': accept, 'long_name': accept, 'long_path': accept, 'list': refuse},
+        # a program
+        'exec': {'empty': refuse, 'relative': refuse, 'missing': refuse, 'directory': refuse, 'file': refuse,
+                 'symlink': ('{tmp}/flink', refuse), 'other_writable': skip, 'spaces': refuse, 'nonascii': refuse,
+                 'newline': refuse, 'colon': refuse, 'long_name': refuse, 'long_path': refuse, 'list': refuse},
+        # a test-only root (sysfs_root...): whatever it holds is read
+        'root': dict((kind, accept) for kind, _value in PATH_CASES if kind != 'null'),
+    }[path_kind]
+    out = []
+    for kind, value in PATH_CASES:
+        if kind == 'null':
+            continue
+        entry = table.get(kind)
+        if entry is None:
+            continue
+        if isinstance(entry, tuple):
+            value, entry = entry
+        out.append((kind, value, entry))
+    return out
+
+
+def _range_expect(kind, value, low, high):
+    """refuse/accept and the limit shown for a number case against [low, high]."""
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 'refuse', None
+    if value != value:
+        return 'refuse', None
+    if low is not None and value < low:
+        return 'refuse', low
+    if high is not None and value > high:
+        return 'refuse', high
+    return 'accept', None
+
+
+def derive_kind(info, spec):
+    if spec.get('type'):
+        return spec['type']
+    kind = info.get('type') or 'str'
+    if kind == 'int' and info.get('choices'):
+        return 'int_choice'
+    if kind == 'str' and info.get('choices'):
+        return 'choice'
+    if kind == 'str' and spec.get('text'):
+        return 'text'
+    return kind
+
+
+def _fmt_limit(value):
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value)) if abs(value) >= 1 else str(value)
+    return str(value)
+
+
+def option_cases(target, option, info, spec):
+    """Every Case of one option: the generic ones of its kind, shaped by its table entry ``spec``."""
+    kind = derive_kind(info, spec)
+    required = bool(info.get('required'))
+    low, high = (spec.get('range') or (None, None))[:2]
+    raw = []          # (case kind, value, expect, limit)
+    if kind in ('int', 'depth'):
+        for case_kind, value in GENERIC['int']:
+            if case_kind in ('zero', 'negative', 'huge'):
+                expect, limit = _range_expect(case_kind, value, low, high)
+                raw.append((case_kind, value, expect, limit))
+            else:
+                raw.append((case_kind, value, 'refuse', None))
+        if kind == 'depth' or info.get('type') == 'raw':
+            raw.append(('nan', float('nan'), 'refuse', None))
+            raw.append(('digits', '16', 'accept', None))
+    elif kind == 'float':
+        for case_kind, value in GENERIC['float']:
+            limit = None
+            if case_kind in ('negative', 'huge'):
+                expect, limit = _range_expect(case_kind, float(value), low, high)
+            elif case_kind == 'inf':
+                expect, limit = 'refuse', high
+            else:
+                expect = 'refuse'
+            raw.append((case_kind, value, expect, limit))
+    elif kind in ('bool', 'raw_bool'):
+        raw.extend((k, v, 'refuse', None) for k, v in GENERIC['bool'])
+    elif kind in ('str', 'text'):
+        for case_kind, value in GENERIC['str']:
+            raw.append((case_kind, value, 'accept' if kind == 'text' else 'refuse', None))
+    elif kind == 'choice':
+        choices = [c for c in info.get('choices') or spec.get('choices') or [] if c is not None]
+        first = str(choices[0]) if choices else 'x'
+        for case_kind, value in GENERIC['choice']:
+            if case_kind == 'upper':
+                value = first.upper() if first.upper() != first else first + 'X'
+            elif case_kind == 'list':
+                value = [first]
+            raw.append((case_kind, value, 'refuse', None))
+    elif kind == 'int_choice':
+        raw.extend((k, v, 'refuse', None) for k, v in GENERIC['int_choice'])
+    elif kind == 'size':
+        for case_kind, value in GENERIC['size']:
+            raw.append((case_kind, value, 'refuse', spec.get('max') if case_kind == 'huge' else None))
+    elif kind == 'list':
+        for case_kind, value in GENERIC['list']:
+            raw.append((case_kind, value, 'refuse', None))
+        elements = spec.get('elements') or info.get('elements') or 'str'
+        if elements == 'int':
+            el_low, el_high = (spec.get('el_range') or (None, None))
+            for case_kind, value in ELEMENTS['int']:
+                if case_kind in ('zero', 'negative', 'huge'):
+                    expect, limit = _range_expect(case_kind, value, el_low, el_high)
+                else:
+                    expect, limit = 'refuse', None
+                raw.append(('el_' + case_kind, [value], expect, limit))
+        elif elements == 'path':
+            for case_kind, value, expect in _path_cases(spec.get('path', 'dir'), False):
+                raw.append(('el_' + case_kind, [value], expect, None))
+        else:
+            el_text = spec.get('el_text')
+            for case_kind, value in ELEMENTS['str']:
+                raw.append(('el_' + case_kind, [value], 'accept' if el_text else 'refuse', None))
+    elif kind == 'dict':
+        raw.extend((k, v, 'refuse', None) for k, v in GENERIC['dict'])
+    elif kind == 'path':
+        for case_kind, value, expect in _path_cases(spec.get('path', 'dir'), required):
+            raw.append((case_kind, value, expect, None))
+        raw.append(('null', None, 'refuse', None))
+    elif kind == 'raw':
+        raw.extend((k, v, 'refuse', None) for k, v in GENERIC['raw'])
+    elif kind == 'none':
+        pass
+    else:
+        raise AssertionError('%s %s: unknown kind %r' % (target, option, kind))
+
+    accept = spec.get('accept') or {}
+    refuse = spec.get('refuse') or {}
+    skip = spec.get('skip') or {}
+    known = spec.get('known') or {}
+    limits = spec.get('limit') or {}
+    expect_in = spec.get('expect_in') or {}
+    names = spec.get('names')
+    with_args = spec.get('with') or {}
+    cases = []
+    seen = set()
+    for case_kind, value, expect, limit in raw:
+        if case_kind in skip:
+            continue
+        reason = None
+        if case_kind == 'null':
+            if required:
+                expect = 'refuse'
+            elif spec.get('null', 'accept') == 'accept':
+                expect, reason = 'accept', 'null: the option is unset (its default)'
+            else:
+                expect = 'refuse'
+        if expect == 'accept' and reason is None:
+            reason = 'a legitimate value'
+        if case_kind in accept:
+            expect, reason, limit = 'accept', accept[case_kind], None
+        if case_kind in refuse:
+            expect, limit = 'refuse', refuse[case_kind]
+        if case_kind in limits:
+            limit = limits[case_kind]
+        cases.append(Case(target, option, case_kind, value, expect=expect, reason=reason,
+                          limit=_fmt_limit(limit) if limit is not None else None, with_args=with_args,
+                          known=known.get(case_kind), expect_in=expect_in.get(case_kind), names=names))
+        seen.add(case_kind)
+    for extra in spec.get('extra') or []:
+        extra = dict(extra)
+        case_kind = extra.pop('kind')
+        value = extra.pop('value')
+        extra_with = dict(with_args, **extra.pop('with', {}))
+        expect, reason, limit = extra.pop('expect', 'refuse'), extra.pop('reason', None), extra.pop('limit', None)
+        if case_kind in accept:
+            expect, reason, limit = 'accept', accept[case_kind], None
+        if case_kind in refuse:
+            expect, limit = 'refuse', refuse[case_kind]
+        cases.append(Case(target, option, case_kind, value, expect=expect, reason=reason, limit=limit,
+                          with_args=extra_with, known=known.get(case_kind),
+                          expect_in=expect_in.get(case_kind, extra.pop('expect_in', None)), names=names))
+        assert not extra, '%s %s %s: unknown keys %s' % (target, option, case_kind, extra)
+        seen.add(case_kind)
+    kinds = [case.kind for case in cases]
+    assert len(kinds) == len(set(kinds)), '%s %s: a case kind twice: %s' % (
+        target, option, sorted(set(kind for kind in kinds if kinds.count(kind) > 1)))
+    for table in (accept, refuse, skip, known, limits, expect_in):
+        unknown = set(table) - seen - set(skip)
+        assert not unknown, '%s %s: the table names cases it does not have: %s' % (target, option, sorted(unknown))
+    return cases

@@ -1,0 +1,328 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The bad-input sweep's tables: per module and role, the base arguments of a run that would change something, and
+per option what is special about it (see bad_input_lib.option_cases for the keys).
+
+Keys of an option's entry: type (the kind of a raw option: size, depth, raw_bool; or an override), path (what a path
+is for: dir, file, read, exec, root), range (low, high), el_range, elements, text (free text: odd strings are
+accepted), el_text, null ('refuse' where null must be refused), accept {case: reason}, refuse {case: limit or None},
+skip {case: reason}, limit {case: text}, expect_in {case: text the message must hold instead of naming the value},
+known {case: 'file (owner): what happens'}, extra [{kind, value, expect, reason, limit, expect_in, with}], with
+{option: value} (set for every case of the option; OMIT removes), names [words that name the option].
+
+Placeholders in values: {tmp} the case scratch directory, {sys} {proc} {dev} {etc} the fake node's roots, {fio} a
+fake fio that runs nothing, {file:KIND} and {state:RECORD:KIND} files with bad contents (bad_input_lib.CONTENTS).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from bad_input_lib import CONTENT_MARKS, OMIT
+
+A = 'checkpoint_write.py / ckpt_write.py (engineer A)'
+B = 'md_array.py / md.py (engineer B)'
+C = 'deepspeed_aio.py (engineer C)'
+ROLE_OK = 'a legitimate value'
+
+TEST_ROOT = {'type': 'path', 'path': 'root'}
+FACTS_ROOT = dict(TEST_ROOT, **{'with': {'gather_subset': ['nvme', 'block', 'io_uring']}})
+STATE_DIR_OPT = {
+    'path': 'dir', 'names': ['state_dir', 'state directory'],
+    'accept': {'missing': 'made when missing (root-owned, 0755), like the store always does'},
+    # a state directory whose record holds what a strict JSON reader refuses: the file and the reason named
+    'extra': [{'kind': 'record_' + kind, 'value': '{state:%(record)s:' + kind + '}',
+               'expect_in': ['%(record)s.json', CONTENT_MARKS[kind]]}
+              for kind in ('not_utf8', 'not_json', 'nan', 'infinity', 'dup_keys', 'huge_int')],
+}
+
+
+def state_dir_opt(record, with_args=None, **more):
+    spec = dict(STATE_DIR_OPT)
+    if with_args:
+        spec['with'] = with_args
+    spec['extra'] = [dict(extra, value=extra['value'] % {'record': record},
+                          expect_in=[text % {'record': record} for text in extra['expect_in']])
+                     for extra in STATE_DIR_OPT['extra']]
+    spec.update(more)
+    return spec
+
+
+SIZE_OPT = {'type': 'size'}
+FIO_PATH = {'path': 'exec', 'names': ['fio_path', 'fio'],
+            'accept': {'empty': 'empty: fio is looked up in the PATH, as when unset'}}
+JOB_STORE = {'path': 'dir', 'null': 'refuse', 'with': {'background': True}, 'names': ['job_store', 'job store'],
+             'accept': {'missing': 'made mode 0700'}}
+
+# ------------------------------------------------------------------------------------------------------------------
+MODULES = {
+    'block_queue': {
+        'base': {'device': 'nvme1n1', 'scheduler': 'none', 'nr_requests': 512, 'read_ahead': '1M',
+                 'state_dir': '{tmp}/state', 'sysfs_root': '{sys}'},
+        'control': 'accept',
+        'options': {
+            'device': {
+                'names': ['device'],
+                'extra': [{'kind': 'partition', 'value': 'nvme0n1p1', 'expect_in': 'is a partition'},
+                          {'kind': 'traversal', 'value': '../nvme1n1'},
+                          {'kind': 'bio_based', 'value': 'md0'},
+                          {'kind': 'blanks', 'value': ' nvme1n1 ', 'expect': 'accept',
+                           'reason': 'surrounding blanks are trimmed'}],
+            },
+            'scheduler': {'extra': [{'kind': 'bracketed', 'value': '[none]'}]},
+            'nr_requests': {
+                'range': (4, 1023), 'limit': {'huge': '4294967295'},
+                'extra': [{'kind': 'below_min', 'value': 3, 'limit': '4'},
+                          {'kind': 'above_tags', 'value': 1024, 'limit': '1023'},
+                          {'kind': 'above_sched', 'value': 2049, 'limit': '2048',
+                           'with': {'scheduler': 'mq-deadline'}}],
+            },
+            'read_ahead_kb': {
+                'range': (0, 4294967295), 'with': {'read_ahead': OMIT},
+                'extra': [{'kind': 'not_page', 'value': 6, 'limit': '4'},
+                          {'kind': 'above_uint', 'value': 4294967296, 'limit': '4294967295'}],
+            },
+            'read_ahead': {
+                'type': 'size', 'limit': {'huge': '4294967295'},
+                'extra': [{'kind': 'not_kib', 'value': 512}, {'kind': 'not_page', 'value': '1K', 'limit': '4'}],
+            },
+            'max_sectors_kb': {'range': (4, 512), 'limit': {'huge': '4294967295'}},
+            'nomerges': {},
+            'rq_affinity': {},
+            'state': {},
+            'state_dir': state_dir_opt('block_layer', null='refuse'),
+            'sysfs_root': TEST_ROOT,
+        },
+    },
+    'checkpoint_io_facts': {
+        'base': {'gather_subset': ['all'], 'sysfs_root': '{sys}', 'procfs_root': '{proc}', 'devfs_root': '{dev}',
+                 'etc_root': '{etc}', 'fio_probe': False, 'use_nvme_cli': False, 'state_dir': '{tmp}/state',
+                 'deepspeed_configs': ['{tmp}/ds/ds_config.json'], 'checkpoint_paths': ['/mnt/ckpt']},
+        'control': 'accept',
+        'options': {
+            'gather_subset': {
+                'accept': {'empty': 'an empty list gathers every section, as [all] does'},
+                'extra': [{'kind': 'only_exclusions', 'value': ['!gds'], 'expect': 'accept',
+                           'reason': 'documented: a list of exclusions starts from all'}],
+            },
+            'checkpoint_paths': {'elements': 'path', 'path': 'read', 'with': {'gather_subset': ['xfs']},
+                                 'accept': {'empty': 'documented: empty gathers every XFS mount'}},
+            'deepspeed_configs': {
+                'elements': 'path', 'path': 'read', 'accept': {'empty': 'no DeepSpeed file to report'},
+                'with': {'gather_subset': ['deepspeed']},
+                'extra': [{'kind': 'el_content_' + kind, 'value': ['{file:%s}' % kind], 'expect': 'accept',
+                           'reason': 'read-only facts: the file is reported with its error (deepspeed.files)'}
+                          for kind in ('not_utf8', 'not_json', 'nan', 'infinity', 'huge_int', 'dup_keys',
+                                       'top_list', 'empty')],
+            },
+            'gds_job_dirs': {'elements': 'path', 'path': 'read', 'accept': {'empty': 'no job directory'},
+                             'with': {'gather_subset': ['gds']}},
+            'training_user': {
+                'text': True, 'with': {'gather_subset': ['io_uring']},
+                'accept': dict((kind, 'read-only facts: an unknown user is reported (io_uring.training_user_uid '
+                                      'null), the roles refuse it') for kind in
+                               ('list', 'dict', 'empty', 'newline', 'nonascii', 'huge')),
+            },
+            'fio_probe': {}, 'use_nvme_cli': {}, 'merge': {},
+            'sysfs_root': FACTS_ROOT, 'procfs_root': FACTS_ROOT, 'devfs_root': FACTS_ROOT, 'etc_root': FACTS_ROOT,
+            'state_dir': state_dir_opt(
+                'baseline', path='read', null='accept', with_args={'gather_subset': ['state']},
+                accept=dict([('missing', 'read-only: a missing store is reported (exists false)')] +
+                            [('record_' + kind, 'read-only facts: the record is reported in state.errors')
+                             for kind in ('not_utf8', 'not_json', 'nan', 'infinity', 'dup_keys', 'huge_int')])),
+        },
+    },
+    'checkpoint_io_lock': {
+        'base': {'state': 'acquired', 'run_id': 'bad-input:1:1', 'owner': {'user': 'sweep'}, 'ttl': 600, 'wait': 0,
+                 'state_dir': '{tmp}/state'},
+        'control': 'accept',
+        'options': {
+            'state': {'accept': {'null': 'null: the default (acquired)'}},
+            'run_id': {'text': True, 'refuse': {'empty': None}, 'null': 'refuse',
+                       'names': ['run_id']},
+            'owner': {'accept': {'empty': 'no details about the run'}},
+            'ttl': {'range': (60, 604800), 'null': 'refuse'},
+            'wait': {'range': (0, 86400), 'null': 'refuse'},
+            'take_over': {'text': True, 'accept': {'empty': 'no lease to take over'}},
+            'state_dir': state_dir_opt('run_lease', null='refuse'),
+        },
+    },
+    'checkpoint_io_record': {
+        'base': {'name': 'bad_input', 'data': {'a': 1}, 'writer': 'bad-input sweep', 'state_dir': '{tmp}/state'},
+        'control': 'accept',
+        'options': {
+            'name': {
+                'limit': {'huge': '64'}, 'names': ['name'],
+                'extra': [{'kind': 'at_limit', 'value': 'a' * 64, 'expect': 'accept', 'reason': '64 characters'},
+                          {'kind': 'past_limit', 'value': 'a' * 65, 'limit': '64'},
+                          {'kind': 'traversal', 'value': '../passwd'},
+                          {'kind': 'upper', 'value': 'Baseline'},
+                          {'kind': 'reserved', 'value': 'run_lease', 'expect_in': 'run_lease'}],
+            },
+            'state': {'accept': {'null': 'null: the default (present)'}},
+            'data': {
+                'accept': {'empty': 'an empty record'},
+                'extra': [{'kind': 'nan', 'value': {'x': float('nan')}},
+                          {'kind': 'infinity', 'value': {'x': float('inf')}},
+                          {'kind': 'huge_int', 'value': {'x': 10 ** 400}, 'expect': 'accept',
+                           'reason': 'JSON holds integers of any size'}],
+            },
+            'keep': {'extra': [{'kind': 'with_merge', 'value': True, 'with': {'merge': True},
+                                'expect_in': 'mutually exclusive'}]},
+            'merge': {},
+            'writer': {'text': True},
+            'state_dir': state_dir_opt('bad_input', null='refuse'),
+        },
+    },
+    'checkpoint_job': {
+        'base': {'job_id': 'bad-input.1', 'wait': 0, 'job_store': '{tmp}/jobs'},
+        'control': 'refuse', 'control_expect_in': 'bad-input.1',
+        'options': {
+            'job_id': {'extra': [{'kind': 'traversal', 'value': '../../etc'}]},
+            'wait': {'range': (0, 3600), 'null': 'refuse'},
+            'cancel': {},
+            'job_store': {'path': 'dir', 'null': 'refuse', 'names': ['job_store', 'job store', 'no job'],
+                          'accept': {'missing': 'no such job: the store is not made by a poll',
+                                     'spaces': ROLE_OK, 'nonascii': ROLE_OK, 'newline': ROLE_OK, 'colon': ROLE_OK}},
+        },
+    },
+    'checkpoint_write': {
+        'base': {'directories': ['{tmp}/ckpt'], 'ranks': 2, 'total_size': '2M', 'block_size': '64K',
+                 'queue_depth': 4, 'fio_path': '{fio}', 'timeout': 60, 'job_store': '{tmp}/jobs'},
+        'control': 'refuse', 'control_expect_in': 'fio',
+        'options': {
+            'directories': {
+                'elements': 'path', 'path': 'dir', 'names': ['directories', 'directory'],
+                'refuse': {'el_colon': None},
+                'extra': [{'kind': 'duplicate', 'value': ['{tmp}/ckpt', '{tmp}/ckpt'], 'expect': 'accept',
+                           'reason': 'ranks share a directory'}],
+            },
+            'devices': {
+                'elements': 'path', 'path': 'file', 'with': {'directories': OMIT, 'force_devices': ['x']},
+                'names': ['devices', 'device'],
+                'skip': {'el_spaces': 'a new file is no device', 'el_nonascii': 'as spaces',
+                         'el_newline': 'as spaces', 'el_colon': 'as spaces'},
+                'extra': [{'kind': 'fake_dev', 'value': ['{dev}/nvme1n1']},
+                          {'kind': 'char_device', 'value': ['/dev/null'], 'expect_in': '/dev/null'}],
+            },
+            'force_devices': {'el_text': True, 'accept': {'empty': 'the default', 'null_element':
+                                                          'only read with devices'},
+                              'known': {}},
+            'ranks': {'range': (1, 1024), 'null': 'refuse'},
+            'shard_size': {'type': 'size', 'with': {'total_size': OMIT}, 'expect_in': {'huge': 'free space'}},
+            'total_size': {'type': 'size', 'expect_in': {'huge': 'free space'}},
+            'block_size': {'type': 'size', 'null': 'refuse',
+                           'extra': [{'kind': 'not_4k', 'value': 1000, 'limit': '4096'}]},
+            'queue_depth': {'range': (1, 65535), 'null': 'refuse'},
+            'ioengine': {},
+            'direct': {}, 'fsync': {}, 'keep_files': {}, 'background': {},
+            'free_space_margin': {'range': (0, 1), 'null': 'refuse'},
+            'progress_file': {'path': 'file', 'accept': {'symlink': 'the atomic writer replaces a symlink, never '
+                                                                    'writes through it',
+                                                         'empty': 'empty: no progress file, as when unset'}},
+            'progress_interval': {'range': (0, 3600), 'null': 'refuse',
+                                  'with': {'progress_file': '{tmp}/progress.json'}},
+            'fio_path': FIO_PATH,
+            'label': {'text': True},
+            'timeout': {'range': (1, None), 'null': 'refuse'},
+            'job_store': JOB_STORE,
+        },
+    },
+    'deepspeed_aio': {
+        'base': {'path': '{tmp}/ds/ds_config.json', 'aio': {'queue_depth': 16}, 'state_dir': '{tmp}/state'},
+        'control': 'accept',
+        'options': {
+            'path': {
+                'path': 'file', 'names': ['path', 'ds_config', '.json'],
+                'extra': [{'kind': 'content_' + kind, 'value': '{file:%s}' % kind}
+                          for kind in ('not_utf8', 'not_json', 'nan', 'infinity', 'huge_int', 'dup_keys',
+                                       'top_list', 'empty')],
+            },
+            'aio': {'accept': {'empty': 'no value to set: only the clean-up', 'null': 'as empty'}},
+            'aio.block_size': {'type': 'size', 'extra': [{'kind': 'not_4k', 'value': 1000, 'limit': '4096'}]},
+            'aio.queue_depth': {'type': 'depth', 'range': (1, 65535)},
+            'aio.intra_op_parallelism': {'type': 'depth', 'range': (1, 1024)},
+            'aio.single_submit': {'type': 'raw_bool'},
+            'aio.overlap_events': {'type': 'raw_bool'},
+            'aio.use_gds': {'type': 'raw_bool'},
+            'thread_key': {},
+            'remove_ignored_keys': {}, 'create': {}, 'backup': {},
+            'state': {},
+            'state_dir': state_dir_opt('deepspeed_aio', null='refuse'),
+            # ansible's file attributes (add_file_common_args)
+            'mode': {'type': 'raw', 'accept': {'null': 'unset'},
+                     'extra': [{'kind': 'not_octal', 'value': '0999'}, {'kind': 'symbolic_bad', 'value': 'u+q'}]},
+            'owner': {'type': 'text', 'extra': [{'kind': 'no_such_user', 'value': 'no-such-user-bad-input'}]},
+            'group': {'type': 'text', 'extra': [{'kind': 'no_such_group', 'value': 'no-such-group-bad-input'}]},
+            'seuser': {'type': 'none'}, 'serole': {'type': 'none'}, 'setype': {'type': 'none'},
+            'selevel': {'type': 'none'}, 'attributes': {'type': 'none'},
+            'unsafe_writes': {},
+        },
+    },
+    'md_array': {
+        'base': {'name': 'ckpt', 'members': ['/dev/nvme1n1', '/dev/nvme2n1'], 'chunk': '512K',
+                 'conf_file': '{tmp}/mdadm.conf', 'devfs_root': '{dev}', 'sysfs_root': '{sys}',
+                 'procfs_root': '{proc}'},
+        'control': 'refuse', 'control_expect_in': 'bad-input harness',
+        'options': {
+            'name': {
+                'limit': {'huge': '32'},
+                'extra': [{'kind': 'at_limit', 'value': 'a' * 32, 'expect': 'refuse',
+                           'expect_in': 'bad-input harness'},
+                          {'kind': 'past_limit', 'value': 'a' * 33, 'limit': '32'},
+                          {'kind': 'multibyte_past_limit', 'value': u'\u00e9' * 17, 'limit': '32'},
+                          {'kind': 'slash', 'value': 'a/b'}, {'kind': 'dot', 'value': '.x'},
+                          {'kind': 'space', 'value': 'a b'}, {'kind': 'colon', 'value': 'host:ckpt'}],
+            },
+            'state': {},
+            'members': {
+                'elements': 'path', 'path': 'file', 'null': 'refuse',
+                'skip': {'el_spaces': 'no such device, refused as missing', 'el_nonascii': 'as spaces',
+                         'el_newline': 'as spaces', 'el_colon': 'as spaces'},
+                'extra': [{'kind': 'one_member', 'value': ['/dev/nvme1n1'], 'limit': 'two'},
+                          {'kind': 'twice', 'value': ['/dev/nvme1n1', '/dev/nvme1n1']}],
+            },
+            'level': {},
+            'chunk': {'type': 'size', 'null': 'refuse',
+                      'extra': [{'kind': 'not_power_of_two', 'value': '3M'},
+                                {'kind': 'below_min', 'value': '2K', 'limit': '4'}]},
+            'metadata': {'extra': [{'kind': 'yaml_float', 'value': 1.2, 'expect': 'accept',
+                                    'reason': 'YAML 1.2 is the string 1.2'}]},
+            'uuid': {'extra': [{'kind': 'not_uuid', 'value': 'not-a-uuid'}]},
+            'force': {}, 'persist': {}, 'update_initramfs': {},
+            'conf_file': {'path': 'file', 'null': 'refuse'},
+            'devfs_root': TEST_ROOT, 'procfs_root': TEST_ROOT, 'sysfs_root': TEST_ROOT,
+        },
+    },
+    'queue_depth_sweep': {
+        'base': {'directory': '{tmp}/sweep', 'fio_path': '{fio}', 'depths': [1, 2], 'runtime_per_point': 1,
+                 'size_per_point': '1M', 'scratch_size': '1M', 'block_size': '64K', 'repeats': 1,
+                 'job_store': '{tmp}/jobs'},
+        'control': 'refuse', 'control_expect_in': 'fio',
+        'options': {
+            'directory': {'path': 'dir', 'refuse': {'colon': None}},
+            'block_size': {'type': 'size', 'null': 'refuse',
+                           'extra': [{'kind': 'not_4k', 'value': 1000, 'limit': '4096'}]},
+            'depths': {'elements': 'int', 'el_range': (1, 65535), 'null': 'refuse',
+                       'extra': [{'kind': 'duplicate', 'value': [2, 2]}]},
+            'ioengine': {},
+            'direct': {}, 'exhaustive': {}, 'background': {},
+            'runtime_per_point': {'range': (1, None), 'null': 'refuse'},
+            'ramp_per_point': {'range': (0, 3600), 'null': 'refuse'},
+            'size_per_point': {'type': 'size', 'null': 'refuse'},
+            'scratch_size': {'type': 'size', 'null': 'refuse'},
+            'free_space_margin': {'range': (0, 1), 'null': 'refuse'},
+            'fraction': {'range': (0, 1), 'null': 'refuse'},
+            'plateau_gain': {'range': (0, 1), 'null': 'refuse'},
+            'plateau_points': {'range': (1, None), 'null': 'refuse'},
+            'ranks_per_drive': {'range': (1, None), 'with': {'nr_requests': 64}},
+            'ranks': {'range': (1, 1024), 'null': 'refuse'},
+            'repeats': {'range': (1, 20), 'null': 'refuse'},
+            'nr_requests': {'range': (1, None)},
+            'fio_path': FIO_PATH,
+            'timeout': {'range': (1, None), 'null': 'refuse'},
+            'label': {'text': True},
+            'job_store': JOB_STORE,
+        },
+    },
+}
