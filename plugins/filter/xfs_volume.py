@@ -11,7 +11,8 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import wipefs as _wipefs, xfs_plan as _plan
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts_access import section
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import select_drives
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import force_names
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import log_device_check, select_drives
 
 
 def _settings(settings, name):
@@ -45,18 +46,36 @@ def xfs_volume_plan(facts, selection, settings, target_size_bytes=None, allow_he
         except (TypeError, ValueError):
             raise AnsibleFilterError('xfs_volume_plan: target_size_bytes must be an integer, got %r'
                                      % (target_size_bytes,))
+    log = {'errors': [], 'identity': None}
+    if isinstance(settings.get('log_device'), str) and settings['log_device'].startswith('/dev/'):
+        log = log_device_check(nvme_facts, settings['log_device'], settings.get('log_device_resolved'),
+                               chosen['selected'], allow_mounted_by=[mount_point] if mount_point else None,
+                               allow_held_by=allow_held_by or None)
     plan = _plan.plan_volume(chosen['selected'], (nvme_facts or {}).get('controllers'), settings,
-                             target_size_bytes=target_size_bytes)
+                             target_size_bytes=target_size_bytes, log_identity=log['identity'])
+    plan['errors'].extend(log['errors'])
     plan['selection'] = chosen
     return plan
 
 
-def xfs_signature_verdicts(wipefs_output, devices, ours=None):
-    """``probe.stdout | ai_storage.checkpoint_io.xfs_signature_verdicts(devices, ours)``."""
+def xfs_signature_verdicts(wipefs_output, devices, ours=None, force=None):
+    """``probe.stdout | ai_storage.checkpoint_io.xfs_signature_verdicts(devices, ours, force)``."""
     try:
-        return _wipefs.signature_verdicts(wipefs_output, devices, ours or {})
+        verdicts = _wipefs.signature_verdicts(wipefs_output, devices, ours or {})
+        if force is None:
+            return verdicts
+        return _plan.forced_verdicts(verdicts, devices, force_names(force, 'xfs_force'))
     except (ValueError, TypeError) as exc:
         raise AnsibleFilterError('xfs_signature_verdicts: %s' % exc)
+
+
+def xfs_revert_plan(facts, record, force=None):
+    """``ansible_facts.checkpoint_io | ai_storage.checkpoint_io.xfs_revert_plan(record, xfs_force)``."""
+    try:
+        namespaces = section(facts, 'nvme', required=True).get('namespaces')
+    except ValueError as exc:
+        raise AnsibleFilterError('xfs_revert_plan: %s' % exc)
+    return _plan.revert_plan(namespaces, record, force)
 
 
 def xfs_verify_volume(facts, plan):
@@ -82,4 +101,5 @@ class FilterModule(object):
             'xfs_volume_plan': xfs_volume_plan,
             'xfs_signature_verdicts': xfs_signature_verdicts,
             'xfs_verify_volume': xfs_verify_volume,
+            'xfs_revert_plan': xfs_revert_plan,
         }

@@ -10,9 +10,11 @@ __metaclass__ = type
 
 import os
 import re
+import stat
 
 from ansible.module_utils.common.text.converters import to_native
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import identity
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.atomic_file import write_atomic
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.wipefs import (
     WIPEFS_COLUMNS,
@@ -158,6 +160,11 @@ def update_conf(text, device, uuid, line, name):
 
 
 class MdArray(object):
+    """The md_array module's work. Every mdadm command that writes a member (create, assemble, zero-superblock)
+    and every wipefs runs while the members are open and re-identified (:func:`identity.pinned`): the kernel
+    names the role chose at fact time are checked against the expected identities (O(identities)) in this
+    process, immediately before the command."""
+
     def __init__(self, module):
         self.module = module
         self.params = module.params
@@ -165,6 +172,44 @@ class MdArray(object):
         self.device = '/dev/md/' + self.name
         self.commands = []
         self.mdadm = module.get_bin_path('mdadm', required=True)
+        try:
+            self.force = identity.force_names(self.params['force'], 'force')
+        except ValueError as exc:
+            module.fail_json(msg='%s. Nothing was changed.' % exc)
+        self.expected = self._identities()
+
+    def _identities(self):
+        """{member path: expected identity} from O(identities) (same order as O(members))."""
+        given = self.params.get('identities')
+        members = self.params['members'] or []
+        if given is None:
+            return {}
+        if len(given) != len(members):
+            self.module.fail_json(msg='identities: %d given for %d members (%s); give one per member, in the same '
+                                      'order' % (len(given), len(members), ', '.join(members) or 'none'))
+        result = {}
+        for member, expected in zip(members, given):
+            if not isinstance(expected, dict) or not any(expected.get(k) not in (None, '')
+                                                         for k in identity.CHECKED_KEYS):
+                self.module.fail_json(msg='identities: the entry for %s (%r) identifies nothing: give its wwid, serial '
+                                          'and size_bytes as the facts show them' % (member, expected))
+            result[member] = expected
+        return result
+
+    def pinned(self, members):
+        """The members open and re-identified while the block runs (fails the module, nothing changed, when one is
+        not the expected drive or no identity was given)."""
+        missing = [member for member in members if member not in self.expected]
+        if missing:
+            self.module.fail_json(msg='identities are required to write %s: the module re-identifies every member '
+                                      'before mdadm or wipefs writes it. Nothing was changed.' % ', '.join(missing),
+                                  commands=self.commands)
+        return identity.pinned([(self.path(member), self.expected[member], member) for member in members],
+                               self.params['sysfs_root'])
+
+    def forced(self, member, found):
+        """The entry of O(force) that names the member (by the serial or WWID just read), or None."""
+        return identity.named_by(found, self.force)
 
     # --- environment -------------------------------------------------------
     def path(self, dev_path):
@@ -175,8 +220,17 @@ class MdArray(object):
         return dev_path
 
     def kernel_name(self, dev_path):
+        """The kernel name of a device path (a block device by its device number, whatever link leads to it)."""
         real = os.path.realpath(self.path(dev_path))
-        return os.path.basename(real) if os.path.exists(real) else None
+        try:
+            info = os.stat(real)
+        except OSError:
+            return None
+        if stat.S_ISBLK(info.st_mode):
+            name = identity.name_of_dev(info.st_rdev, self.params['sysfs_root'])
+            if name:
+                return name
+        return os.path.basename(real)
 
     def run(self, argv, check_rc=True):
         rc, out, err = self.module.run_command(argv, environ_update={'LANG': 'C', 'LC_ALL': 'C'})
@@ -346,32 +400,11 @@ class MdArray(object):
                 self.module.fail_json(msg='%s has holders (%s): it is in use; nothing was changed'
                                       % (kernel, ', '.join(holders)), **result)
 
-        found = self.assemblable(members)
-        if found:
-            uuid = found.get('MD_UUID')
-            self.execute([self.mdadm, '--assemble', self.device, '--uuid=' + colon_uuid(uuid)] + members)
-            action = 'assembled'
-        else:
-            signatures = self.signatures(members)
-            result['signatures'] = signatures
-            carrying = []
-            for member, kernel in zip(members, kernel_members):
-                own = [sig for sig in signatures if sig.get('device') in (kernel, member, os.path.basename(member))]
-                if own:
-                    carrying.append((member, own))
-            if carrying and not self.params['force']:
-                found = '; '.join('%s carries %s' % (member, ', '.join(describe_signature(sig) for sig in sigs))
-                                  for member, sigs in carrying)
-                self.module.fail_json(msg='refusing to create %s: %s. Nothing was changed; force=true erases these '
-                                          'signatures (wipefs --all) and what they hold.' % (self.device, found),
-                                      **result)
-            wipefs = self.module.get_bin_path('wipefs', required=True) if carrying else None
-            for member, dummy in carrying:
-                self.execute([wipefs, '--all', member])
-            self.execute([self.mdadm, '--create', self.device, '--run', '--metadata=' + self.params['metadata'],
-                          '--level=raid0', '--raid-devices=%d' % len(members), '--chunk=' + md_kib(chunk),
-                          '--name=' + self.name] + members)
-            action = 'created'
+        try:
+            with self.pinned(members) as found_ids:
+                action = self.assemble_or_create(result, members, kernel_members, found_ids, chunk)
+        except identity.IdentityError as exc:
+            self.module.fail_json(msg=to_native(exc), **result)
 
         if self.module.check_mode:
             result.update(action=action, changed=True)
@@ -394,6 +427,41 @@ class MdArray(object):
             self.module.fail_json(msg='%s %s with %s%s' % (self.device, action, '; '.join(problems), again),
                                   **result)
         self.finish(result, current, action, before)
+
+    def assemble_or_create(self, result, members, kernel_members, found_ids, chunk):
+        """Assemble the members' array of ours, or create it (members open and re-identified meanwhile)."""
+        result['identities'] = found_ids
+        found = self.assemblable(members)
+        if found:
+            uuid = found.get('MD_UUID')
+            self.execute([self.mdadm, '--assemble', self.device, '--uuid=' + colon_uuid(uuid)] + members)
+            return 'assembled'
+        signatures = self.signatures(members)
+        result['signatures'] = signatures
+        carrying = []
+        for member, kernel, ident in zip(members, kernel_members, found_ids):
+            own = [sig for sig in signatures if sig.get('device') in (kernel, member, os.path.basename(member))]
+            if own:
+                carrying.append((member, ident, own))
+        refused = [(member, ident, sigs) for member, ident, sigs in carrying if not self.forced(member, ident)]
+        if refused:
+            found = '; '.join('%s (%s) carries %s' % (member, identity.describe(ident),
+                                                      ', '.join(describe_signature(sig) for sig in sigs))
+                              for member, ident, sigs in refused)
+            self.module.fail_json(msg='refusing to create %s: %s. Nothing was changed; force: [%s] (the serials or '
+                                      'WWIDs of these drives) erases these signatures (wipefs --all) and what they '
+                                      'hold.' % (self.device, found, ', '.join(ident.get('serial') or ident.get('wwid')
+                                                                                 or '?' for dummy, ident, dummy2
+                                                                                 in refused)),
+                                  **result)
+        wipefs = self.module.get_bin_path('wipefs', required=True) if carrying else None
+        for member, dummy, dummy2 in carrying:
+            self.execute([wipefs, '--all', member])
+        uuid = ['--uuid=' + colon_uuid(self.params['uuid'])] if self.params['uuid'] else []
+        self.execute([self.mdadm, '--create', self.device, '--run', '--metadata=' + self.params['metadata'],
+                      '--level=raid0', '--raid-devices=%d' % len(members), '--chunk=' + md_kib(chunk),
+                      '--name=' + self.name] + uuid + members)
+        return 'created'
 
     def settle(self):
         udevadm = self.module.get_bin_path('udevadm')
@@ -477,7 +545,6 @@ class MdArray(object):
         result['diff'] = [{'before_header': self.device, 'before': before, 'after_header': self.device,
                            'after': 'absent\n'}]
         wanted = self.params['uuid']
-        members = []
         if current:
             if wanted and norm_uuid(current['uuid']) != norm_uuid(wanted):
                 self.module.fail_json(msg='%s has UUID %s, not %s: not stopping someone else\'s array'
@@ -485,25 +552,34 @@ class MdArray(object):
             result.update(uuid=current['uuid'], md_name=current['md_name'], kernel_name=current['kernel_name'],
                           path=current['path'], members=current['members'], chunk_bytes=current['chunk_bytes'],
                           level=current['level'])
-            members = ['/dev/' + name for name in current['members']]
             self.execute([self.mdadm, '--stop', current['path']])
             result['action'] = 'stopped'
-        elif self.params['force']:
-            members = list(self.params['members'] or [])
-        if self.params['force']:
-            array_uuid = norm_uuid(current['uuid']) if current else norm_uuid(wanted)
-            for member in members:
-                if not current and not os.path.exists(self.path(member)):
-                    continue
-                info = self.examine(member)
-                if not info:
-                    continue
-                same = norm_uuid(info.get('MD_UUID')) == array_uuid if array_uuid else \
-                    name_matches(info.get('MD_NAME'), self.name)
-                if same:
-                    self.execute([self.mdadm, '--zero-superblock', member])
-                    result['action'] = 'stopped' if current else 'absent'
-                    result['uuid'] = result['uuid'] or info.get('MD_UUID')
+        if self.force:
+            self.zero_superblocks(result, current, wanted)
         if self.commands:
             result['changed'] = True
         self.persist(result, None)
+
+    def zero_superblocks(self, result, current, wanted):
+        """Erase this array's md superblock from the members O(force) names (after re-identifying each), and from
+        nothing else: a member named in force whose superblock has another UUID keeps it."""
+        array_uuid = norm_uuid(current['uuid']) if current else norm_uuid(wanted)
+        members = [member for member in self.params['members'] or []
+                   if current or os.path.exists(self.path(member))]
+        for member in members:
+            try:
+                with self.pinned([member]) as found:
+                    if not self.forced(member, found[0]):
+                        continue
+                    info = self.examine(member)
+                    if not info:
+                        continue
+                    same = norm_uuid(info.get('MD_UUID')) == array_uuid if array_uuid else \
+                        name_matches(info.get('MD_NAME'), self.name)
+                    if same:
+                        self.execute([self.mdadm, '--zero-superblock', member])
+                        result['action'] = 'stopped' if current else 'absent'
+                        result['uuid'] = result['uuid'] or info.get('MD_UUID')
+            except identity.IdentityError as exc:
+                self.module.fail_json(msg='%s (the array was %s)' % (to_native(exc), 'stopped' if current
+                                                                      else 'not running'), **result)

@@ -8,6 +8,11 @@ user's selectors against the ``nvme`` section of ``checkpoint_io_facts`` and
 splits the matches into drives that may be tuned and drives that are refused
 (the OS drive, drives mounted by someone else, drives held by md/dm).
 
+One namespace reached through two block devices (a dual-ported drive or an NVMe-oF namespace without native
+multipath: two devices, one WWID/NGUID/EUI-64/UUID) is refused on every path whenever one of its paths is
+matched, whatever selected it: md would stripe over the same blocks twice. A native-multipath head (one
+``nvmeXnY`` over several controllers) is one device and stays selectable.
+
 Standard library only; no Ansible import, so it runs on the controller (filter)
 and on the node (modules) alike.
 """
@@ -17,9 +22,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import os
 import re
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import duplicate_groups
+
 SELECTOR_KEYS = ('serials', 'models', 'devices')
+ID_LABELS = {'wwid': 'WWID', 'nguid': 'NGUID', 'eui': 'EUI-64', 'uuid': 'UUID'}
 VARIABLE = 'checkpoint_io_data_drives'
 
 
@@ -139,6 +148,43 @@ def refusal_reason(namespace, allowed_mounts=None, allowed_holders=None):
     return None
 
 
+def duplicate_paths(namespaces):
+    """{namespace name: {key, names}} for every namespace that another block device of the facts also reaches
+    (the same WWID, NGUID, EUI-64 or UUID)."""
+    result = {}
+    for group in duplicate_groups([ns for ns in namespaces or [] if isinstance(ns, dict)]):
+        for name in group['names']:
+            result[name] = group
+    return result
+
+
+def duplicate_reason(group):
+    """The refusal of one namespace reached through several block devices, naming them, the id and the fix."""
+    kind, dummy, value = group['key'].partition(':')
+    return ('%s are one namespace reached through %d block devices (the same %s %s): a dual-ported drive or an '
+            'NVMe-oF namespace without native multipath; md would stripe over the same blocks twice. Enable native '
+            'NVMe multipath (kernel parameter nvme_core.multipath=Y, one nvmeXnY for all paths), or disconnect all '
+            'but one path (fix the fabric or dual-port setup) and select that one'
+            % (' and '.join('/dev/' + name for name in group['names']), len(group['names']), ID_LABELS[kind], value))
+
+
+def _nvme_section(nvme_facts, who):
+    if isinstance(nvme_facts, dict) and 'nvme' in nvme_facts and 'namespaces' not in nvme_facts:
+        nvme_facts = nvme_facts['nvme']
+    if not isinstance(nvme_facts, dict) or not isinstance(nvme_facts.get('namespaces'), list):
+        raise ValueError('%s needs the nvme facts of checkpoint_io_facts (gather_subset nvme), '
+                         'got %s' % (who, type(nvme_facts).__name__))
+    return nvme_facts
+
+
+def _controllers(nvme_facts):
+    controllers = {}
+    for ctrl in nvme_facts.get('controllers') or []:
+        if isinstance(ctrl, dict) and ctrl.get('name'):
+            controllers[ctrl['name']] = ctrl
+    return controllers
+
+
 def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=None):
     """Match ``selection`` (checkpoint_io_data_drives) against ``nvme_facts``.
 
@@ -151,10 +197,13 @@ def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=No
     Returns::
 
         {"selected": [namespace dict + serial, serials, model, controller, matched_by, explicit],
-         "refused": [{"device", "name", "serial", "model", "wwid", "reason", "matched_by", "explicit"}],
+         "refused": [{"device", "name", "serial", "model", "wwid", "reason", "matched_by", "explicit",
+                      "duplicate_of"}],
          "unmatched": ["serial DATA0009", "model ^FOO", "device /dev/nvme9n1"]}
 
     ``explicit`` is true when the drive was named by serial or device (not only by a model regex).
+    ``duplicate_of``: the other block devices of the same namespace (a refusal for every role, see
+    :func:`drive_verdict`), [] for other refusals.
     ``allow_held_by``: kernel names of holders that belong to the caller (the md array a role made
     on an earlier run, such as ``md127``); a drive held only by them is still selected.
     Raises ValueError when the selection or the facts are not usable.
@@ -162,15 +211,9 @@ def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=No
     wanted = normalize_selection(selection)
     allowed = _allowed_mounts(allow_mounted_by)
     allowed_holders = _allowed_holders(allow_held_by)
-    if isinstance(nvme_facts, dict) and 'nvme' in nvme_facts and 'namespaces' not in nvme_facts:
-        nvme_facts = nvme_facts['nvme']
-    if not isinstance(nvme_facts, dict) or not isinstance(nvme_facts.get('namespaces'), list):
-        raise ValueError('select_drives needs the nvme facts of checkpoint_io_facts (gather_subset nvme), '
-                         'got %s' % type(nvme_facts).__name__)
-    controllers = {}
-    for ctrl in nvme_facts.get('controllers') or []:
-        if isinstance(ctrl, dict) and ctrl.get('name'):
-            controllers[ctrl['name']] = ctrl
+    nvme_facts = _nvme_section(nvme_facts, 'select_drives')
+    controllers = _controllers(nvme_facts)
+    duplicates = duplicate_paths(nvme_facts['namespaces'])
     patterns = [(pattern, re.compile(pattern)) for pattern in wanted['models']]
 
     hits = dict(('serial %s' % s, 0) for s in wanted['serials'])
@@ -206,10 +249,12 @@ def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=No
             'matched_by': matched_by,
             'explicit': explicit,
         }
-        reason = refusal_reason(namespace, allowed, allowed_holders)
+        group = duplicates.get(namespace['name'])
+        reason = duplicate_reason(group) if group else refusal_reason(namespace, allowed, allowed_holders)
         if reason:
             entry.update({'device': device, 'name': namespace['name'], 'wwid': namespace.get('wwid'),
-                          'reason': reason})
+                          'reason': reason, 'duplicate_of': [n for n in group['names'] if n != namespace['name']]
+                          if group else []})
             refused.append(entry)
             continue
         item = copy.deepcopy(namespace)
@@ -224,11 +269,53 @@ def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=No
     return {'selected': selected, 'refused': refused, 'unmatched': unmatched}
 
 
+def log_device_check(nvme_facts, path, resolved=None, members=None, allow_mounted_by=None, allow_held_by=None,
+                     variable='xfs_log_device'):
+    """An external log device (a whole namespace or a partition of one) against the rules of the members.
+
+    ``resolved``: the device ``path`` leads to (a ``/dev/disk/by-id`` link resolved); ``members``: the selected
+    members (``select_drives(...).selected``). Refused: a device the NVMe facts do not know (nothing could prove
+    it is not the OS drive or in use), the OS drive, a drive mounted (but at ``allow_mounted_by``), with holders
+    (but ``allow_held_by``) or used as swap, a member or a partition of one, and one path of a namespace reached
+    twice. Returns ``{errors: [...], identity: {name, device, wwid, serial, size_bytes} or None}``: what to
+    re-check before mkfs.xfs writes the log.
+    """
+    nvme_facts = _nvme_section(nvme_facts, 'log_device_check')
+    kernel = os.path.basename(resolved or path or '')
+    namespaces = [ns for ns in nvme_facts['namespaces'] if isinstance(ns, dict) and ns.get('name')]
+    disk = None
+    for namespace in namespaces:
+        if namespace['name'] == kernel or kernel in (namespace.get('partitions') or []):
+            disk = namespace
+    shown = path if not resolved or resolved == path else '%s (%s)' % (path, resolved)
+    if disk is None:
+        return {'errors': ['%s: %s is not an NVMe namespace or a partition of one in the facts of this node, so '
+                           'nothing proves it is not the OS drive, mounted or held: give a namespace (or a '
+                           'partition of one) that no one uses' % (variable, shown)], 'identity': None}
+    errors = []
+    member_names = [m.get('name') for m in members or [] if isinstance(m, dict)]
+    if disk['name'] in member_names and kernel != disk['name']:  # a whole member: plan_volume names it
+        errors.append('%s: %s is a partition of the volume\'s member /dev/%s; the external log needs a device of '
+                      'its own' % (variable, shown, disk['name']))
+    group = duplicate_paths(namespaces).get(disk['name'])
+    reason = duplicate_reason(group) if group else refusal_reason(
+        disk, _allowed_mounts(allow_mounted_by), _allowed_holders(allow_held_by))
+    if reason:
+        errors.append('%s: %s refused: %s' % (variable, shown, reason))
+    ctrls = _controllers(nvme_facts)
+    serials = [ctrls.get(name, {}).get('serial') for name in disk.get('controllers') or []]
+    identity = {'name': kernel, 'device': path, 'disk': disk['name'], 'wwid': disk.get('wwid'),
+                'serial': next((s for s in serials if s), None),
+                'size_bytes': disk.get('size_bytes') if kernel == disk['name'] else None}
+    return {'errors': errors, 'identity': identity}
+
+
 def drive_verdict(selection, destructive=False, variable='checkpoint_io_data_drives'):
     """What a role does with a :func:`select_drives` result: {"errors": [...], "warnings": [...]}.
 
-    Errors (the role fails before any change): drives named by serial or device that must not be used; no drive
-    selected; and, for a ``destructive`` role (one that formats or overwrites drives), selectors that match no
+    Errors (the role fails before any change): one namespace reached through two block devices, however its
+    paths were matched (by serial, device or model); drives named by serial or device that must not be used; no
+    drive selected; and, for a ``destructive`` role (one that formats or overwrites drives), selectors that match no
     drive on the node, since a misspelt serial would otherwise build the volume on fewer drives than asked.
     Warnings: drives a model regex matched that are refused, and (non-destructive roles) selectors without a drive.
     """
@@ -236,11 +323,20 @@ def drive_verdict(selection, destructive=False, variable='checkpoint_io_data_dri
         raise ValueError('drive_verdict needs the result of select_drives, got %r' % (selection,))
     errors = []
     warnings = []
-    named = [entry for entry in selection['refused'] if entry.get('explicit')]
+    twice = [entry for entry in selection['refused'] if entry.get('duplicate_of')]
+    reasons = []
+    for entry in twice:
+        if entry['reason'] not in reasons:
+            reasons.append(entry['reason'])
+    if reasons:
+        errors.append('%s matches a namespace the node reaches through more than one block device: %s'
+                      % (variable, '; '.join(reasons)))
+    named = [entry for entry in selection['refused'] if entry.get('explicit') and not entry.get('duplicate_of')]
     if named:
         errors.append('%s names drives that must not be used: %s; remove them from %s'
                       % (variable, '; '.join(entry['reason'] for entry in named), variable))
-    by_model = [entry for entry in selection['refused'] if not entry.get('explicit')]
+    by_model = [entry for entry in selection['refused']
+                if not entry.get('explicit') and not entry.get('duplicate_of')]
     if by_model:
         warnings.append('not used (matched by a model regex only): %s'
                         % '; '.join(entry['reason'] for entry in by_model))

@@ -33,6 +33,14 @@ import os
 import posixpath
 import re
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import (
+    clean_id,
+    describe,
+    expected_from,
+    force_names,
+    named_by,
+    unnamed,
+)
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import mount_stripe_bytes
 
@@ -401,7 +409,70 @@ def _stripe(members, chunk, use_md):
     return 0, 0, 'none: %s %s' % (members[0]['device'] if members else 'the drive', reason)
 
 
-def plan_volume(selected, controllers=None, settings=None, target_size_bytes=None):
+def check_force(value, drives, variable='xfs_force'):
+    """(names, errors) of a force (the drives that may be overwritten, by serial or WWID): a bare ``true`` is
+    refused, and so is a name that is none of ``drives`` (the members and the log device: a misspelt serial
+    must not pass unnoticed)."""
+    try:
+        names = force_names(value, variable)
+    except ValueError as exc:
+        return [], [str(exc)]
+    stray = unnamed(names, drives)
+    if stray:
+        return names, ['%s names %s, which %s none of the drives of this volume (%s); name them by serial or WWID'
+                       % (variable, ', '.join(stray), 'is' if len(stray) == 1 else 'are',
+                          '; '.join('%s: %s' % (d.get('device') or d.get('name'), describe(d)) for d in drives)
+                          or 'none')]
+    return names, []
+
+
+def forced_verdicts(verdicts, devices, names):
+    """:func:`wipefs.signature_verdicts` with a force by name applied: each device (in ``devices`` order, dicts with
+    ``serial`` and ``wwid``) gets ``forced`` (the entry of ``names`` that names it, or None), and ``refused`` keeps
+    only the foreign devices no name covers; ``forced`` lists the messages of those it covers."""
+    result = {'devices': [], 'refused': [], 'forced': []}
+    for dev, entry in zip(devices or [], verdicts.get('devices') or []):
+        entry = dict(entry, forced=named_by(dev, names) if isinstance(dev, dict) else None)
+        result['devices'].append(entry)
+    for message, entry in zip(verdicts.get('refused') or [], [d for d in result['devices'] if d['foreign']]):
+        if entry['forced']:
+            result['forced'].append('%s (xfs_force names it: %s)' % (message, entry['forced']))
+        else:
+            result['refused'].append(message)
+    return result
+
+
+def revert_plan(namespaces, record, force=None):
+    """What ``xfs_state: absent`` may do with the volume the record names.
+
+    ``namespaces``: ``ansible_facts.checkpoint_io.nvme.namespaces`` (the recorded members are found by WWID: kernel
+    names change). ``force``: ``xfs_force``. Erasing the role's own signatures (its XFS, its md superblocks) needs
+    a force that names every recorded member, by serial or WWID: the filesystem spans them all. A force naming
+    only some, or a drive that is not recorded, is an error. Returns ``{errors, erase, force, members:
+    [{device, identity}]}``: each recorded member's device now (None when it is gone) and the identity to
+    re-check (its name now).
+    """
+    record = record if isinstance(record, dict) else {}
+    by_wwid = {}
+    for ns in namespaces or []:
+        if isinstance(ns, dict) and ns.get('name') and clean_id(ns.get('wwid')):
+            by_wwid[clean_id(ns['wwid'])] = ns
+    members = []
+    recorded = [m for m in record.get('members') or [] if isinstance(m, dict)]
+    for entry in recorded:
+        now = by_wwid.get(clean_id(entry.get('wwid')))
+        members.append({'device': '/dev/' + now['name'] if now else None,
+                        'identity': expected_from(dict(entry, name=now['name'])) if now else None})
+    drives = recorded + ([record['log_identity']] if isinstance(record.get('log_identity'), dict) else [])
+    names, errors = check_force(force, drives)
+    missing = [describe(entry) for entry in recorded if not named_by(entry, names)]
+    if names and missing:
+        errors.append('xfs_force names only some members of the recorded volume (not %s): its signatures span every '
+                      'member, so name all of them to erase them, or none to keep the data' % '; '.join(missing))
+    return {'errors': errors, 'erase': bool(names) and not errors, 'force': names, 'members': members}
+
+
+def plan_volume(selected, controllers=None, settings=None, target_size_bytes=None, log_identity=None):
     """Plan the checkpoint volume.
 
     ``selected``: the selected namespaces (``select_drives(...).selected``).
@@ -411,6 +482,8 @@ def plan_volume(selected, controllers=None, settings=None, target_size_bytes=Non
     ``mount_options``, ``fstab_options``.
     ``target_size_bytes``: the size of the device mkfs.xfs will format when it
     is known (the md array once it exists); else it is estimated.
+    ``log_identity``: the external log device's identity (``selection.log_device_check``), for ``force``.
+    ``settings['force']``: the drives that may be overwritten, by serial or WWID (:func:`check_force`).
 
     Returns a dict (see the role README); ``errors`` lists every input problem,
     each naming the value and the limit. Never raises on bad input.
@@ -424,7 +497,9 @@ def plan_volume(selected, controllers=None, settings=None, target_size_bytes=Non
             ctrl_by_name[ctrl['name']] = ctrl
     members = [_member_entry(m, ctrl_by_name) for m in selected or [] if isinstance(m, dict)]
     plan = {'errors': errors, 'warnings': warnings, 'members': members,
-            'record_members': [dict((k, m[k]) for k in ('device', 'serial', 'wwid')) for m in members],
+            'record_members': [dict((k, m[k]) for k in ('device', 'serial', 'wwid', 'size_bytes'))
+                               for m in members],
+            'identities': [expected_from(m) for m in members], 'force': [],
             'md': None, 'target': None,
             'target_size_bytes': None, 'size_estimated': False, 'stripe': None, 'agcount': None,
             'agsize_bytes': None, 'agcount_rule': None, 'log': None, 'mkfs': None, 'mount': None,
@@ -489,6 +564,9 @@ def plan_volume(selected, controllers=None, settings=None, target_size_bytes=Non
             errors.append(str(exc))
     internal_log = log_device is None
     resolved_log = settings.get('log_device_resolved') or log_device
+    plan['force'], force_errors = check_force(settings.get('force'),
+                                              members + ([log_identity] if log_device and log_identity else []))
+    errors.extend(force_errors)
 
     # --- the drives
     if not members:
@@ -579,7 +657,8 @@ def plan_volume(selected, controllers=None, settings=None, target_size_bytes=Non
     plan['agsize_bytes'] = agsize * BLOCK_SIZE
 
     plan['log'] = {'internal': internal_log, 'device': log_device, 'resolved': resolved_log if log_device else None,
-                   'size_bytes': log_size}
+                   'size_bytes': log_size,
+                   'identity': expected_from(log_identity) if log_device and log_identity else None}
     data = ['agsize=%d' % (agsize * BLOCK_SIZE)]
     if su:
         data = ['su=%d' % su, 'sw=%d' % sw] + data
@@ -594,7 +673,7 @@ def plan_volume(selected, controllers=None, settings=None, target_size_bytes=Non
         if log_size:
             log.append('size=%d' % log_size)
         opts += ['-l', ','.join(log)]
-    plan['mkfs'] = {'opts': ' '.join(opts), 'argv': ['mkfs.xfs'] + opts + [plan['target']]}
+    plan['mkfs'] = {'opts': ' '.join(opts), 'options': opts, 'argv': ['mkfs.xfs'] + opts + [plan['target']]}
 
     kernel = list(options)
     if log_device:

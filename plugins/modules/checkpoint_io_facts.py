@@ -93,20 +93,21 @@ options:
       - '!state'
   checkpoint_paths:
     description:
-      - Directories checkpoints are written to. XFS facts are gathered for the mounts holding them.
-        The paths need not exist yet; the longest mount point prefix decides.
+      - Absolute directories checkpoints are written to. XFS facts are gathered for the mounts holding them.
+        The paths need not exist yet; the longest mount point prefix decides. A relative path is refused.
       - When omitted or empty, XFS facts are gathered for every XFS mount.
     type: list
     elements: path
   deepspeed_configs:
     description:
-      - Paths of DeepSpeed C(ds_config.json) files whose C(aio) section is reported.
+      - Absolute paths of DeepSpeed C(ds_config.json) files whose C(aio) section is reported. A file that is
+        missing or not strict JSON is reported with its error; a relative path is refused.
     type: list
     elements: path
   gds_job_dirs:
     description:
-      - Job working directories searched (two levels deep) for the C(local_cufile.json) that DeepSpeed's
-        GDS handle writes and points C(CUFILE_ENV_PATH_JSON) at.
+      - Absolute job working directories searched (two levels deep) for the C(local_cufile.json) that DeepSpeed's
+        GDS handle writes and points C(CUFILE_ENV_PATH_JSON) at. A relative path is refused.
     type: list
     elements: path
   training_user:
@@ -464,6 +465,24 @@ ansible_facts:
                   type: str
                   returned: always
                   sample: nvme.1b36-44415441303030310000-51454d55204e564d65204374726c-00000001
+                nguid:
+                  description:
+                    - The namespace's NGUID as sysfs shows it (C(nguid)), lower case; V(null) when the drive reports
+                      none (absent or all zero). Two block devices with the same NGUID, EUI-64, UUID or WWID are one
+                      namespace reached twice (dual-ported or NVMe-oF without native multipath).
+                  type: str
+                  returned: always
+                  sample: 6c6e7661-6d65-0000-0000-000000000001
+                eui:
+                  description: The namespace's EUI-64 (sysfs C(eui)), lower case; V(null) when none.
+                  type: str
+                  returned: always
+                  sample: 0025388b01a2c3d4
+                uuid:
+                  description: The namespace's UUID (sysfs C(uuid)), lower case; V(null) when none.
+                  type: str
+                  returned: always
+                  sample: 5d1f8c4e-0b4f-4a3e-9a8c-2f7e1b6d3c90
                 partitions:
                   description: Partition names.
                   type: list
@@ -1497,6 +1516,8 @@ ansible_facts:
               sample: []
 '''
 
+import os
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import Context
@@ -1525,9 +1546,26 @@ def argument_spec():
     )
 
 
+def path_errors(params):
+    """The path options refused before anything is read: each must be an absolute path (a relative one would be
+    read wherever the module happens to run)."""
+    errors = []
+    for option in ('checkpoint_paths', 'deepspeed_configs', 'gds_job_dirs'):
+        for index, path in enumerate(params.get(option) or []):
+            if not isinstance(path, str) or not os.path.isabs(path):
+                errors.append('%s[%d]: %r is not an absolute path' % (option, index, path))
+    state_dir = params.get('state_dir')
+    if state_dir is not None and (not isinstance(state_dir, str) or not os.path.isabs(state_dir)):
+        errors.append('state_dir: %r is not an absolute path' % (state_dir,))
+    return errors
+
+
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
+    errors = path_errors(params)
+    if errors:
+        module.fail_json(msg='; '.join(errors), errors=errors)
     ctx = Context(
         module=module,
         sysfs_root=params['sysfs_root'],

@@ -20,15 +20,22 @@ description:
     it has the same members, level and chunk, while a difference fails the module and nothing is touched. Then md
     superblocks on the members (C(mdadm --examine)): when every member carries the superblock of one RAID0 array
     named O(name) with as many devices as O(members), it is assembled (C(mdadm --assemble)) instead of created."
-  - Otherwise the array is created (C(mdadm --create --run)). Before that, every member is probed with
-    C(wipefs --no-act); a member that carries any signature (a filesystem, an md or LVM superblock, a partition
-    table) is refused unless O(force=true), which erases the signatures (C(wipefs --all)) first. Members that are in
-    another active array or have holders (md, dm) are always refused.
+  - Otherwise the array is created (C(mdadm --create --run), with O(uuid) when given, so a caller can record the
+    array's UUID before it exists). Before that, every member is probed with C(wipefs --no-act); a member that
+    carries any signature (a filesystem, an md or LVM superblock, a partition table) is refused unless O(force)
+    names it by serial or WWID, which erases its signatures (C(wipefs --all)) first. Members that are in another
+    active array or have holders (md, dm) are always refused.
+  - "Every member is re-identified in this process immediately before C(mdadm --create), C(--assemble),
+    C(--zero-superblock) and C(wipefs) write it: it is opened (read-only, so the kernel cannot give its name to
+    another drive until the command is over) and its WWID, serial and size are read from sysfs and compared with
+    O(identities). A member that is not the expected drive (the kernel renumbered the drives after a controller
+    reset or a hot-plug) fails the module before anything is written, naming the device, the expected and the
+    found identity."
   - With O(persist=true), the array's C(ARRAY) line is kept in O(conf_file) (replaced in place when an earlier line
     names the same device or UUID), so the array is assembled under the same name at boot. O(update_initramfs=true)
     rebuilds the initramfs after the file changed (only needed when the initramfs assembles arrays).
   - O(state=absent) stops the array (the kernel refuses while it is mounted) and removes its C(ARRAY) line; with
-    O(force=true) it also erases the md superblocks of the members that carry this array's UUID
+    O(force) it also erases the md superblocks of the members it names that carry this array's UUID
     (C(mdadm --zero-superblock)), and nothing else.
   - Why a module of its own. Neither C(ansible.posix) nor C(community.general) has an mdadm module, and a
     C(command) task cannot be idempotent here (create vs. assemble vs. already running), cannot refuse members that
@@ -47,7 +54,7 @@ seealso:
   - name: mdadm(8)
     description: The md management tool this module drives.
     link: https://man7.org/linux/man-pages/man8/mdadm.8.html
-  - module: community.general.filesystem
+  - module: ai_storage.checkpoint_io.xfs_format
   - module: ai_storage.checkpoint_io.checkpoint_io_facts
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
@@ -76,10 +83,19 @@ options:
   members:
     description:
       - Whole block devices of the array, in role order (V(/dev/nvme1n1), or C(/dev/disk/by-id) links).
-      - Required with O(state=present) (at least two). With O(state=absent) and O(force=true), the members whose
-        superblocks are erased when the array is not running.
+      - Required with O(state=present) (at least two). With O(state=absent) and O(force), the members whose
+        superblocks may be erased.
     type: list
     elements: path
+  identities:
+    description:
+      - What each member must be, in the order of O(members) - C(wwid), C(serial) and C(size_bytes) as the facts
+        showed them (the xfs role passes C(identity.expected_from) of each selected drive; keys left out are not
+        compared, at least one is needed).
+      - Required to create or assemble the array (O(state=present)) and to erase superblocks (O(state=absent) with
+        O(force)): the module writes no member it has not re-identified.
+    type: list
+    elements: dict
   level:
     description:
       - RAID level. Only V(raid0).
@@ -99,17 +115,21 @@ options:
     default: '1.2'
   uuid:
     description:
-      - UUID the array must have (any of mdadm's or blkid's spellings). An existing or assemblable array with
-        another UUID fails the module; with O(state=absent) only an array with this UUID is stopped and only
-        superblocks with this UUID are erased.
+      - UUID the array must have (any of mdadm's or blkid's spellings). A new array is created with it
+        (C(mdadm --create --uuid)), so a caller can record the UUID before the array exists and know the array as
+        its own if the run is interrupted. An existing or assemblable array with another UUID fails the module;
+        with O(state=absent) only an array with this UUID is stopped and only superblocks with this UUID are
+        erased.
     type: str
   force:
     description:
-      - With O(state=present), erase the signatures found on the members (C(wipefs --all)) before creating the
-        array. Destroys what the members held.
-      - With O(state=absent), erase the md superblocks of this array from its members after stopping it.
-    type: bool
-    default: false
+      - The members that may be overwritten, by serial or WWID (never by kernel name, which renumbering changes).
+        A bare V(true) is refused (it would cover every member); V(false) or V([]) names none.
+      - With O(state=present), erase the signatures found on the named members (C(wipefs --all)) before creating
+        the array; a member with signatures that is not named is refused. Destroys what the members held.
+      - With O(state=absent), erase this array's md superblocks from the named members after stopping it.
+    type: raw
+    default: []
   persist:
     description:
       - Keep the array's C(ARRAY) line in O(conf_file) (removed with O(state=absent)).
@@ -147,6 +167,7 @@ EXAMPLES = r'''
   ai_storage.checkpoint_io.md_array:
     name: ckpt
     members: [/dev/nvme1n1, /dev/nvme2n1]
+    identities: [{serial: DATA0001, size_bytes: 4294967296}, {serial: DATA0002, size_bytes: 4294967296}]
     chunk: 1M
   become: true
   register: md
@@ -155,25 +176,32 @@ EXAMPLES = r'''
   ai_storage.checkpoint_io.md_array:
     name: ckpt
     members: [/dev/nvme1n1, /dev/nvme2n1]
+    identities: [{serial: DATA0001}, {serial: DATA0002}]
     chunk: 1M
   check_mode: true
   register: plan
   # plan.commands: [[mdadm, --create, /dev/md/ckpt, --run, --metadata=1.2, --level=raid0, --raid-devices=2,
   #                  --chunk=1024K, --name=ckpt, /dev/nvme1n1, /dev/nvme2n1]]
 
-- name: Re-create over drives that carried another filesystem (destroys it)
+- name: Re-create over a drive that carried another filesystem (destroys it), with a UUID chosen beforehand
   ai_storage.checkpoint_io.md_array:
     name: ckpt
     members: [/dev/nvme1n1, /dev/nvme2n1]
+    identities:
+      - {wwid: nvme.1b36-4441544130303031-51454d55204e564d65204374726c-00000001, serial: DATA0001, size_bytes: 4294967296}
+      - {wwid: nvme.1b36-4441544130303032-51454d55204e564d65204374726c-00000001, serial: DATA0002, size_bytes: 4294967296}
     chunk: 1M
-    force: true
+    uuid: 3f9c1a52:77e04b1d:9d0f6a2e:c41b8e07
+    force: [DATA0002]
 
-- name: Stop the array and erase its superblocks (only this UUID)
+- name: Stop the array and erase its superblocks (only this UUID, only the named members)
   ai_storage.checkpoint_io.md_array:
     name: ckpt
     state: absent
     uuid: "{{ md.uuid }}"
-    force: true
+    members: [/dev/nvme1n1, /dev/nvme2n1]
+    identities: "{{ md.identities }}"
+    force: [DATA0001, DATA0002]
 '''
 
 RETURN = r'''
@@ -244,6 +272,14 @@ metadata:
   returned: always
   type: str
   sample: '1.2'
+identities:
+  description: The members' identities as re-read from sysfs immediately before the command (create or assemble).
+  returned: when the array was created or assembled (or would be in check mode)
+  type: list
+  elements: dict
+  sample: [{name: nvme1n1, dev: '259:1', wwid: 'nvme.1b36-4441544130303031-51454d55204e564d65204374726c-00000001',
+            nguid: null, eui: null, uuid: null, serial: DATA0001, model: QEMU NVMe Ctrl, nsid: 1,
+            size_bytes: 4294967296, partition: null, disk: null}]
 signatures:
   description: Signatures C(wipefs --no-act) found on the members before a creation (empty otherwise).
   returned: always
@@ -279,11 +315,12 @@ def main():
             name=dict(type='str', required=True),
             state=dict(type='str', choices=['present', 'absent'], default='present'),
             members=dict(type='list', elements='path'),
+            identities=dict(type='list', elements='dict'),
             level=dict(type='str', choices=['raid0'], default='raid0'),
             chunk=dict(type='raw', default='512K'),
             metadata=dict(type='str', choices=['1.0', '1.1', '1.2'], default='1.2'),
             uuid=dict(type='str'),
-            force=dict(type='bool', default=False),
+            force=dict(type='raw', default=[]),
             persist=dict(type='bool', default=True),
             conf_file=dict(type='path', default='/etc/mdadm/mdadm.conf'),
             update_initramfs=dict(type='bool', default=False),

@@ -18,6 +18,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.blockdev import BlockTopology
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import read_ids
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme_cli import (
     parse_get_feature_num_queues,
     parse_id_ctrl,
@@ -306,6 +307,9 @@ def namespace_facts(ctx, inv, name):
         'optimal_io_size': read_int(os.path.join(queue, 'optimal_io_size')),
         'wwid': read_str(os.path.join(base, 'wwid')) or None,
     }
+    # The ids the drive reports (None where sysfs shows none): two devices sharing one are one namespace.
+    ids = read_ids(base)
+    facts.update(nguid=ids['nguid'], eui=ids['eui'], uuid=ids['uuid'])
     facts.update(inv.topology.disk_usage(name))
     return facts
 

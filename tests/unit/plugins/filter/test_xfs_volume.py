@@ -77,4 +77,38 @@ def test_signature_verdicts_and_verify_wrappers():
     with pytest.raises(AnsibleFilterError):
         xfs_volume.xfs_verify_volume({}, 'plan')
     names = sorted(xfs_volume.FilterModule().filters())
-    assert names == ['xfs_signature_verdicts', 'xfs_verify_volume', 'xfs_volume_plan']
+    assert names == ['xfs_revert_plan', 'xfs_signature_verdicts', 'xfs_verify_volume', 'xfs_volume_plan']
+
+
+def test_the_log_device_is_checked_like_a_member():
+    """Before issue 12 the OS drive was accepted as xfs_log_device (test failed: no error)."""
+    settings = dict(SETTINGS, log_device='/dev/nvme0n1')
+    plan = xfs_volume.xfs_volume_plan(FACTS, SELECTION, settings, 8579448832, ['md127'])
+    assert plan['errors'] == ['xfs_log_device: /dev/nvme0n1 refused: /dev/nvme0n1 is the OS drive (holds /)']
+    free = {'controllers': NVME['controllers'] + [{'name': 'nvme3', 'serial': 'LOG0001'}],
+            'namespaces': NVME['namespaces'] + [namespace('nvme3n1', 'nvme3', size_bytes=GIB)]}
+    plan = xfs_volume.xfs_volume_plan({'nvme': free}, SELECTION, dict(SETTINGS, log_device='/dev/nvme3n1',
+                                                                      force=['LOG0001']),
+                                      8579448832, ['md127'])
+    assert plan['errors'] == [] and plan['force'] == ['LOG0001']
+    assert plan['log']['identity'] == {'name': 'nvme3n1', 'serial': 'LOG0001', 'wwid': 'wwid-nvme3n1',
+                                       'size_bytes': GIB}
+
+
+def test_signature_verdicts_with_a_force_by_name():
+    probe = '{"signatures": [{"device": "nvme1n1", "offset": "0x438", "type": "ext4", "uuid": "u"}]}'
+    devices = [{'path': '/dev/nvme1n1', 'serial': 'DATA0001', 'wwid': 'w1'}]
+    assert xfs_volume.xfs_signature_verdicts(probe, devices, {}, ['DATA0002'])['refused'] == [
+        '/dev/nvme1n1 (DATA0001) carries ext4 signature (UUID u, offset 0x438)']
+    forced = xfs_volume.xfs_signature_verdicts(probe, devices, {}, 'W1')
+    assert forced['refused'] == [] and forced['devices'][0]['forced'] == 'W1'
+    with pytest.raises(AnsibleFilterError, match='xfs_force: True is no longer accepted'):
+        xfs_volume.xfs_signature_verdicts(probe, devices, {}, True)
+
+
+def test_revert_plan_wrapper():
+    record = {'members': [{'serial': 'DATA0001', 'wwid': 'wwid-nvme1n1'}]}
+    out = xfs_volume.xfs_revert_plan(FACTS, record, ['DATA0001'])
+    assert out['erase'] is True and out['members'][0]['device'] == '/dev/nvme1n1'
+    with pytest.raises(AnsibleFilterError, match='xfs_revert_plan'):
+        xfs_volume.xfs_revert_plan({}, record)

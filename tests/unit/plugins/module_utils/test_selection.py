@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import os
 
 import pytest
 
@@ -14,6 +15,8 @@ from checkpoint_io_fake_node import build_node, make_context, standard_runner
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import nvme_facts
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import (
+    drive_verdict,
+    log_device_check,
     normalize_selection,
     refusal_reason,
     select_drives,
@@ -223,3 +226,120 @@ def test_on_the_facts_of_the_fake_node(tmp_path):
     # the md0 member is acceptable neither through /mnt/ckpt: holders always refuse
     again = select_drives(facts, {'serials': ['DATA0003']}, allow_mounted_by=['/mnt/ckpt'])
     assert again['selected'] == []
+
+
+# ------------------------------------------------------------------ one namespace, two block devices (issue 12)
+def twice(facts=None):
+    """FACTS plus nvme7n1 and nvme8n1: one NVMe-oF namespace reached over two controllers without native
+    multipath (FABRIC01 on both, one WWID), as the kernel shows it with nvme_core.multipath=N."""
+    facts = copy.deepcopy(facts or FACTS)
+    facts['controllers'] += [ctrl('nvme7', 'FABRIC01', 'Linux'), ctrl('nvme8', 'FABRIC01', 'Linux')]
+    facts['namespaces'] += [ns('nvme7n1', 'nvme7', wwid='uuid.5d1f8c4e-0b4f-4a3e-9a8c-2f7e1b6d3c90'),
+                            ns('nvme8n1', 'nvme8', wwid='UUID.5d1f8c4e-0b4f-4a3e-9a8c-2f7e1b6d3c90')]
+    return facts
+
+
+def test_both_paths_of_one_namespace_are_refused_naming_both_and_the_fix():
+    """Before issue 12 both block devices were selected and md striped over the same blocks (test failed)."""
+    result = select_drives(twice(), {'serials': ['FABRIC01']})
+    assert result['selected'] == []
+    assert names(result['refused']) == ['nvme7n1', 'nvme8n1']
+    reason = result['refused'][0]['reason']
+    assert reason.startswith('/dev/nvme7n1 and /dev/nvme8n1 are one namespace reached through 2 block devices (the '
+                             'same WWID uuid.5d1f8c4e-0b4f-4a3e-9a8c-2f7e1b6d3c90)')
+    assert 'nvme_core.multipath=Y' in reason and 'disconnect all but one path' in reason
+    assert result['refused'][0]['duplicate_of'] == ['nvme8n1'] and result['refused'][1]['duplicate_of'] == ['nvme7n1']
+
+
+def test_one_path_named_alone_is_refused_too():
+    result = select_drives(twice(), {'devices': ['/dev/nvme8n1'], 'serials': ['DATA0001']})
+    assert names(result['selected']) == ['nvme1n1'] and names(result['refused']) == ['nvme8n1']
+    assert 'one namespace reached through 2 block devices' in result['refused'][0]['reason']
+
+
+def test_duplicates_by_nguid_or_eui_when_the_wwids_differ():
+    facts = copy.deepcopy(FACTS)
+    facts['namespaces'][1]['nguid'] = facts['namespaces'][2]['nguid'] = None
+    facts['namespaces'][1].update(wwid=None, eui='0025388b01a2c3d4')
+    facts['namespaces'][2].update(wwid=None, eui='0025388B01A2C3D4')
+    result = select_drives(facts, {'serials': ['DATA0001']})
+    assert result['selected'] == [] and 'the same EUI-64 0025388b01a2c3d4' in result['refused'][0]['reason']
+
+
+def test_a_native_multipath_head_is_one_device_and_stays_selected():
+    facts = copy.deepcopy(FACTS)
+    facts['controllers'] += [ctrl('nvme7', 'FABRIC01'), ctrl('nvme8', 'FABRIC01')]
+    facts['namespaces'].append(ns('nvme7n1', 'nvme7', controllers=['nvme7', 'nvme8'], multipath=True,
+                                  paths=['nvme7c7n1', 'nvme7c8n1']))
+    assert names(select_drives(facts, {'serials': ['FABRIC01']})['selected']) == ['nvme7n1']
+
+
+def test_a_duplicate_matched_by_a_model_is_an_error_for_every_role():
+    """A model regex that matches both paths is not a warning: nothing may use either (test failed before)."""
+    verdict = drive_verdict(select_drives(twice(), {'models': ['^Linux$', '^QEMU']}))
+    assert len(verdict['errors']) == 1
+    assert verdict['errors'][0].startswith('checkpoint_io_data_drives matches a namespace the node reaches through '
+                                           'more than one block device: /dev/nvme7n1 and /dev/nvme8n1 are one')
+    assert all('nvme7n1' not in warning for warning in verdict['warnings'])
+
+
+# ------------------------------------------------------------------ the external log device (issue 12)
+@pytest.mark.parametrize('path, resolved, fragment', [
+    ('/dev/nvme0n1p1', None, 'xfs_log_device: /dev/nvme0n1p1 refused: /dev/nvme0n1 is the OS drive (holds /)'),
+    ('/dev/nvme4n1', None, '/dev/nvme4n1 is mounted by someone else at /srv/other'),
+    ('/dev/disk/by-id/nvme-DATA0003', '/dev/nvme3n1', 'xfs_log_device: /dev/disk/by-id/nvme-DATA0003 (/dev/nvme3n1) '
+                                                      'refused: /dev/nvme3n1 has holders (md0)'),
+    ('/dev/nvme6n1', None, 'is used as swap'),
+    ('/dev/nvme1n1p2', None, "is a partition of the volume's member /dev/nvme1n1"),
+    ('/dev/nvme8n1', None, '/dev/nvme7n1 and /dev/nvme8n1 are one namespace'),
+    ('/dev/sdb1', None, 'xfs_log_device: /dev/sdb1 is not an NVMe namespace or a partition of one in the facts'),
+])
+def test_the_log_device_gets_the_checks_of_the_members(path, resolved, fragment):
+    """Before issue 12 xfs_log_device had none of these checks (test failed: no error)."""
+    facts = twice()
+    facts['namespaces'][1]['partitions'] = ['nvme1n1p2']
+    members = select_drives(facts, {'serials': ['DATA0001']})['selected']
+    result = log_device_check(facts, path, resolved, members)
+    assert any(fragment in error for error in result['errors']), result['errors']
+
+
+def test_a_free_log_device_passes_with_its_identity():
+    facts = copy.deepcopy(FACTS)
+    facts['namespaces'][2].update(size_bytes=1024 ** 3, partitions=['nvme2n1p1'])
+    result = log_device_check(facts, '/dev/nvme2n1', None, [])
+    assert result == {'errors': [], 'identity': {'name': 'nvme2n1', 'device': '/dev/nvme2n1', 'disk': 'nvme2n1',
+                                                 'wwid': 'wwid-nvme2n1', 'serial': 'DATA0002',
+                                                 'size_bytes': 1024 ** 3}}
+    part = log_device_check(facts, '/dev/nvme2n1p1', None, [])
+    assert part['errors'] == [] and part['identity']['name'] == 'nvme2n1p1' and part['identity']['size_bytes'] is None
+    # the volume's own mount point and md array are not "someone else"
+    held = copy.deepcopy(facts)
+    held['namespaces'][2].update(holders=['md127'], mount_points=['/mnt/ckpt'])
+    assert log_device_check(held, '/dev/nvme2n1', None, [], ['/mnt/ckpt'], ['md127'])['errors'] == []
+
+
+def test_a_dual_ported_drive_without_native_multipath_on_the_fake_nodes_sysfs(tmp_path):
+    """End to end with the real facts collector: a dual-ported drive seen through two controllers without native
+    multipath (two block devices, one EUI-64 and NGUID in sysfs) is refused on both paths; the namespace facts carry
+    the ids."""
+    node = build_node(tmp_path)
+    for ctrl_name, pci in (('nvme5', '0000:06:00.0'), ('nvme6', '0000:07:00.0')):
+        cdir = node.pci_controller(ctrl_name, '0000:00:0%s.0' % ctrl_name[-1], pci, 'DUAL0001')
+        bdir = node.block_dir(cdir, ctrl_name + 'n1', 8388608, wwid='eui.0025388b01a2c3d4')
+        with open(os.path.join(bdir, 'eui'), 'w') as handle:
+            handle.write('00 25 38 8b 01 a2 c3 d4\n' if ctrl_name == 'nvme5' else '0025388b01a2c3d4\n')
+        with open(os.path.join(bdir, 'nguid'), 'w') as handle:
+            handle.write('00000000-0000-0000-0000-000000000000\n')  # all zero: no NGUID
+    ctx = make_context(node, standard_runner(node))
+    facts = nvme_facts.collect(ctx, nvme_facts.NvmeInventory(ctx, use_nvme_cli=False))
+    by_name = dict((entry['name'], entry) for entry in facts['namespaces'])
+    assert by_name['nvme6n1']['eui'] == by_name['nvme5n1']['eui'] == '0025388b01a2c3d4'
+    assert by_name['nvme6n1']['nguid'] is None
+    assert by_name['nvme1n1']['eui'] is None and by_name['nvme1n1']['uuid'] is None
+    result = select_drives(facts, {'serials': ['DUAL0001', 'DATA0001']})
+    assert names(result['selected']) == ['nvme1n1']
+    assert names(result['refused']) == ['nvme5n1', 'nvme6n1']
+    assert drive_verdict(result, destructive=True)['errors'][0].startswith(
+        'checkpoint_io_data_drives matches a namespace the node reaches through more than one block device: '
+        '/dev/nvme5n1 and /dev/nvme6n1 are one namespace reached through 2 block devices (the same WWID '
+        'eui.0025388b01a2c3d4)')

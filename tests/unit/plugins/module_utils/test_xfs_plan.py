@@ -76,12 +76,12 @@ LAB_WIPEFS = json.dumps({'signatures': [
 MD_UUID_MDADM = 'e78a7203:e730df8e:32ae8ffc:b4fc9ee8'
 
 
-def plan(selected=None, controllers=None, target_size_bytes=None, **settings):
+def plan(selected=None, controllers=None, target_size_bytes=None, log_identity=None, **settings):
     merged = dict(SETTINGS)
     merged.update(settings)
     return xp.plan_volume(SELECTED if selected is None else selected,
                           CONTROLLERS if controllers is None else controllers, merged,
-                          target_size_bytes=target_size_bytes)
+                          target_size_bytes=target_size_bytes, log_identity=log_identity)
 
 
 # ---------------------------------------------------------------- chunk
@@ -191,10 +191,16 @@ def test_lab_plan_raid0_two_drives_before_the_array_exists():
     assert result['mount']['fstab_opts'] == result['mount']['opts'] + ',nofail'
     assert result['mount']['expect_present'] == {'noatime': True, 'inode64': True, 'logbufs': 8,
                                                  'logbsize': 256 * KIB, 'largeio': True, 'swalloc': True}
-    assert result['log'] == {'internal': True, 'device': None, 'resolved': None, 'size_bytes': None}
+    assert result['log'] == {'internal': True, 'device': None, 'resolved': None, 'size_bytes': None,
+                             'identity': None}
     assert result['record_members'] == [
-        {'device': '/dev/nvme1n1', 'serial': 'DATA0001', 'wwid': 'nvme.1b36-DATA0001'},
-        {'device': '/dev/nvme2n1', 'serial': 'DATA0002', 'wwid': 'nvme.1b36-DATA0002'}]
+        {'device': '/dev/nvme1n1', 'serial': 'DATA0001', 'wwid': 'nvme.1b36-DATA0001', 'size_bytes': 4 * GIB},
+        {'device': '/dev/nvme2n1', 'serial': 'DATA0002', 'wwid': 'nvme.1b36-DATA0002', 'size_bytes': 4 * GIB}]
+    # what md_array and xfs_format re-check before they write (kernel names change, these do not)
+    assert result['identities'] == [
+        {'name': 'nvme1n1', 'serial': 'DATA0001', 'wwid': 'nvme.1b36-data0001', 'size_bytes': 4 * GIB},
+        {'name': 'nvme2n1', 'serial': 'DATA0002', 'wwid': 'nvme.1b36-data0002', 'size_bytes': 4 * GIB}]
+    assert result['force'] == [] and result['mkfs']['options'] == result['mkfs']['opts'].split()
 
 
 def test_the_real_array_size_replaces_the_estimate():
@@ -323,10 +329,16 @@ def test_too_small_a_volume():
 
 
 def test_external_log():
-    result = plan(log_device='/dev/disk/by-id/nvme-LOG0001', log_device_resolved='/dev/nvme3n1', log_size='256M')
+    log = {'name': 'nvme3n1', 'device': '/dev/disk/by-id/nvme-LOG0001', 'serial': 'LOG0001', 'wwid': 'eui.03',
+           'size_bytes': GIB}
+    result = plan(log_device='/dev/disk/by-id/nvme-LOG0001', log_device_resolved='/dev/nvme3n1', log_size='256M',
+                  log_identity=log)
     assert result['errors'] == []
     assert result['log'] == {'internal': False, 'device': '/dev/disk/by-id/nvme-LOG0001',
-                             'resolved': '/dev/nvme3n1', 'size_bytes': 256 * MIB}
+                             'resolved': '/dev/nvme3n1', 'size_bytes': 256 * MIB,
+                             'identity': {'name': 'nvme3n1', 'serial': 'LOG0001', 'wwid': 'eui.03', 'size_bytes': GIB}}
+    # the log device may be named in xfs_force like a member
+    assert plan(log_device='/dev/nvme3n1', log_identity=log, force=['LOG0001'])['force'] == ['LOG0001']
     assert result['mkfs']['opts'].endswith('-l logdev=/dev/disk/by-id/nvme-LOG0001,size=268435456')
     assert result['mount']['opts'].endswith(',logdev=/dev/disk/by-id/nvme-LOG0001')
     # without an internal log, AGs may be as small as XFS allows
@@ -491,3 +503,68 @@ def test_human_bytes():
     assert xp.human_bytes(MIB) == '1 MiB (1048576 bytes)'
     assert xp.human_bytes(1000) == '1000 bytes'
     assert xp.human_bytes('x') == "'x'"
+
+
+# ---------------------------------------------------------------- force names the drives (issue 12)
+@pytest.mark.parametrize('force, fragment', [
+    (True, "xfs_force: True is no longer accepted: name the drives that may be overwritten, by serial or WWID, for "
+           "example xfs_force: [DATA0001, DATA0002]"),
+    ('yes', "xfs_force: 'yes' is no longer accepted"),
+    ({'DATA0001': True}, 'xfs_force must be a list of drive serials or WWIDs, got dict'),
+    ([12], 'must hold drive serials or WWIDs as non-empty strings, got 12 (quote serials'),
+    (['DATA0009'], 'xfs_force names DATA0009, which is none of the drives of this volume (/dev/nvme1n1: serial '
+                   'DATA0001, wwid nvme.1b36-DATA0001, 4294967296 bytes; /dev/nvme2n1: serial DATA0002'),
+    (['nvme1n1'], 'xfs_force names nvme1n1, which is none of the drives'),  # kernel names never count
+])
+def test_a_force_that_does_not_name_drives_of_the_volume_is_refused(force, fragment):
+    """Before issue 12 xfs_force was one bool: true let every signed drive through (test failed: no error)."""
+    errors = plan(force=force)['errors']
+    assert len(errors) == 1 and fragment in errors[0], errors
+
+
+@pytest.mark.parametrize('force, names', [
+    (None, []), (False, []), ('false', []), ([], []),
+    (['DATA0001'], ['DATA0001']), ('DATA0001, NVME.1B36-DATA0002', ['DATA0001', 'NVME.1B36-DATA0002']),
+])
+def test_a_force_names_members_by_serial_or_wwid(force, names):
+    result = plan(force=force)
+    assert result['errors'] == [] and result['force'] == names
+
+
+def test_forced_verdicts_refuse_every_foreign_drive_the_force_does_not_name():
+    wipefs = {'signatures': [{'device': 'nvme1n1', 'offset': '0x438', 'type': 'ext4', 'uuid': 'u1'},
+                             {'device': 'nvme2n1', 'offset': '0x0', 'type': 'gpt', 'usage': 'partition table'}]}
+    verdicts = wf.signature_verdicts(wipefs, SELECTED)
+    assert len(verdicts['refused']) == 2
+    forced = xp.forced_verdicts(verdicts, SELECTED, ['DATA0002'])
+    assert forced['refused'] == ['/dev/nvme1n1 (DATA0001) carries ext4 signature (UUID u1, offset 0x438)']
+    assert forced['forced'] == ['/dev/nvme2n1 (DATA0002) carries gpt partition table (offset 0x0) (xfs_force names '
+                                'it: DATA0002)']
+    assert [d['forced'] for d in forced['devices']] == [None, 'DATA0002']
+
+
+# ---------------------------------------------------------------- revert (xfs_state: absent)
+RECORD = {'state': 'present', 'md': {'name': 'ckpt', 'uuid': 'e78a7203:e730df8e:32ae8ffc:b4fc9ee8'},
+          'members': [{'device': '/dev/nvme1n1', 'serial': 'DATA0001', 'wwid': 'nvme.1b36-DATA0001',
+                       'size_bytes': 4 * GIB},
+                      {'device': '/dev/nvme2n1', 'serial': 'DATA0002', 'wwid': 'nvme.1b36-DATA0002'}]}
+# after a reboot the kernel named the drives the other way round
+NAMESPACES = [{'name': 'nvme2n1', 'wwid': 'nvme.1b36-DATA0001'}, {'name': 'nvme1n1', 'wwid': 'NVME.1b36-DATA0002'}]
+
+
+def test_revert_finds_the_recorded_members_by_wwid_and_needs_every_member_named_to_erase():
+    keep = xp.revert_plan(NAMESPACES, RECORD, None)
+    assert keep['errors'] == [] and keep['erase'] is False
+    assert [m['device'] for m in keep['members']] == ['/dev/nvme2n1', '/dev/nvme1n1']
+    assert keep['members'][0]['identity'] == {'name': 'nvme2n1', 'serial': 'DATA0001', 'wwid': 'nvme.1b36-data0001',
+                                              'size_bytes': 4 * GIB}
+    erase = xp.revert_plan(NAMESPACES, RECORD, ['DATA0001', 'nvme.1b36-data0002'])
+    assert erase['errors'] == [] and erase['erase'] is True
+    some = xp.revert_plan(NAMESPACES, RECORD, ['DATA0001'])
+    assert some['erase'] is False and some['errors'] == [
+        'xfs_force names only some members of the recorded volume (not serial DATA0002, wwid nvme.1b36-DATA0002): its '
+        'signatures span every member, so name all of them to erase them, or none to keep the data']
+    assert 'is none of the drives' in xp.revert_plan(NAMESPACES, RECORD, ['DATA0001', 'DATA0002', 'X'])['errors'][0]
+    assert 'no longer accepted' in xp.revert_plan(NAMESPACES, RECORD, True)['errors'][0]
+    gone = xp.revert_plan(NAMESPACES[:1], RECORD, None)
+    assert gone['members'][1] == {'device': None, 'identity': None}

@@ -1,7 +1,9 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The md_array module against a fake node: fake /dev, /proc/mdstat and /sys trees and a fake mdadm/wipefs that
-behave like mdadm 4.2 and util-linux 2.38 on the lab (outputs in the formats measured there)."""
+behave like mdadm 4.2 and util-linux 2.38 on the lab (outputs in the formats measured there). The members are
+real block devices (loop devices of the test host: root, losetup) behind the fake /dev names, so the module's
+re-identification opens them for real and reads their identity from the fake sysfs through their device numbers."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,6 +12,7 @@ __metaclass__ = type
 import json
 import os
 import shutil
+import subprocess
 
 import pytest
 
@@ -18,9 +21,11 @@ from ansible.module_utils import basic
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import md
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import md_array
 
-from helpers import module_args
+from helpers import module_args, require_tool
 
 MIB = 1024 * 1024
+GIB = 1024 * MIB
+NAMES = ('nvme1n1', 'nvme2n1', 'nvme3n1')
 UUID = 'e78a7203:e730df8e:32ae8ffc:b4fc9ee8'
 CONF = """# mdadm.conf
 HOMEHOST <system>
@@ -38,10 +43,29 @@ def write(path, text):
         handle.write(text)
 
 
-class FakeNode(object):
-    """A node with two 4 GiB data drives, md and the commands the module runs."""
+@pytest.fixture(scope='module')
+def loops(tmp_path_factory):
+    """Three real block devices (1 MiB loop devices over sparse files), detached afterwards."""
+    base = tmp_path_factory.mktemp('loops')
+    devices = []
+    try:
+        for index in range(3):
+            image = base / ('disk%d.img' % index)
+            with open(str(image), 'wb') as handle:
+                handle.truncate(MIB)
+            devices.append(subprocess.check_output([require_tool('losetup'), '--find', '--show', str(image)],
+                                                   universal_newlines=True).strip())
+        yield devices
+    finally:
+        for device in devices:
+            subprocess.call(['losetup', '--detach', device])
 
-    def __init__(self, base):
+
+class FakeNode(object):
+    """A node with three 4 GiB data drives (DATA0001..3; real loop devices behind /dev/nvmeXn1), md and the
+    commands the module runs."""
+
+    def __init__(self, base, loops):
         self.base = str(base)
         self.dev = os.path.join(self.base, 'dev')
         self.proc = os.path.join(self.base, 'proc')
@@ -53,14 +77,34 @@ class FakeNode(object):
         self.superblocks = {}     # member kernel -> {uuid, md_name, level, devices}
         self.signatures = {}      # member kernel -> [wipefs signature dicts]
         self.fail = {}            # argv[1] -> (rc, stderr)
-        for name in ('nvme1n1', 'nvme2n1', 'nvme3n1'):
-            write(os.path.join(self.dev, name), '')
-            os.makedirs(os.path.join(self.sys, 'class', 'block', name, 'holders'))
+        self.open_during = []     # the block devices the module held open at each command
+        self.loop_names = {}
+        self.identities = {}
+        for index, (name, loop) in enumerate(zip(NAMES, loops), start=1):
+            os.makedirs(self.dev, exist_ok=True)
+            os.symlink(loop, os.path.join(self.dev, name))
+            self.loop_names[os.path.basename(loop)] = name
+            block = os.path.join(self.sys, 'class', 'block', name)
+            os.makedirs(os.path.join(block, 'holders'))
+            rdev = os.stat(loop).st_rdev
+            majmin = os.path.join(self.sys, 'dev', 'block', '%d:%d' % (os.major(rdev), os.minor(rdev)))
+            os.makedirs(os.path.dirname(majmin), exist_ok=True)
+            os.symlink('../../class/block/' + name, majmin)
+            self.set_identity(name, 'DATA%04d' % index, 'eui.000000000000000%d' % index)
+            self.identities[name] = {'name': name, 'serial': 'DATA%04d' % index,
+                                     'wwid': 'eui.000000000000000%d' % index, 'size_bytes': 4 * GIB}
         os.makedirs(os.path.join(self.dev, 'disk', 'by-id'))
         os.symlink('../../nvme2n1', os.path.join(self.dev, 'disk', 'by-id', 'nvme-DATA0002'))
         self.write_mdstat()
 
     # ---- the kernel's view
+    def set_identity(self, name, serial, wwid, sectors=8388608):
+        """What sysfs says the drive ``name`` is (a drive swapped in under the same name after a reset)."""
+        block = os.path.join(self.sys, 'class', 'block', name)
+        write(os.path.join(block, 'wwid'), wwid + '\n')
+        write(os.path.join(block, 'size'), '%d\n' % sectors)
+        write(os.path.join(block, 'device', 'serial'), serial.ljust(20) + '\n')
+
     def write_mdstat(self):
         lines = ['Personalities : [raid0] ']
         for kernel, array in sorted(self.arrays.items()):
@@ -96,7 +140,8 @@ class FakeNode(object):
         self.write_mdstat()
 
     def kernel(self, path):
-        return os.path.basename(os.path.realpath(os.path.join(self.dev, path[len('/dev/'):])))
+        real = os.path.basename(os.path.realpath(os.path.join(self.dev, path[len('/dev/'):])))
+        return self.loop_names.get(real, real)
 
     def add_array(self, uuid=UUID, chunk=MIB, members=('nvme1n1', 'nvme2n1'), name='ckpt'):
         """An array made earlier (superblocks written, running)."""
@@ -203,16 +248,30 @@ class FakeNode(object):
 
 
 @pytest.fixture
-def node(tmp_path, monkeypatch):
-    fake = FakeNode(tmp_path)
+def node(tmp_path, monkeypatch, loops):
+    fake = FakeNode(tmp_path, loops)
 
     def run_command(self, args, **kwargs):
+        fake.open_during.append(sorted(open_block_devices()))
         return fake(self, args, **kwargs)
 
     monkeypatch.setattr(basic.AnsibleModule, 'run_command', run_command)
     monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path',
                         lambda self, name, required=False, opt_dirs=None: '/usr/sbin/' + name)
     return fake
+
+
+def open_block_devices():
+    """The block devices this process holds open (what the module pinned while a command runs)."""
+    found = []
+    for fd in os.listdir('/proc/self/fd'):
+        try:
+            target = os.readlink('/proc/self/fd/' + fd)
+        except OSError:
+            continue
+        if target.startswith('/dev/loop'):
+            found.append(target)
+    return found
 
 
 def run(capsys, node, check=False, diff=True, **params):
@@ -222,6 +281,9 @@ def run(capsys, node, check=False, diff=True, **params):
     if args.get('state', 'present') == 'present':
         args.setdefault('members', ['/dev/nvme1n1', '/dev/nvme2n1'])
         args.setdefault('chunk', '1M')
+    if args.get('members') and 'identities' not in args:
+        args['identities'] = [dict(node.identities.get(node.kernel(member), {'serial': 'NONE'}), name=None)
+                              for member in args['members']]
     with module_args(args):
         with pytest.raises(SystemExit) as exc:
             md_array.main()
@@ -302,27 +364,99 @@ def test_members_with_signatures_are_refused_without_force(node, capsys):
                                    'usage': 'filesystem'}]
     rc, out = run(capsys, node)
     assert rc == 1
-    assert out['msg'] == ('refusing to create /dev/md/ckpt: /dev/nvme1n1 carries ext4 signature (UUID '
-                          '68efbee8-e2fc-4726-b513-4e32e0991b1b, offset 0x438). Nothing was changed; force=true '
-                          'erases these signatures (wipefs --all) and what they hold.')
-    assert node.commands('--create') == [] and node.read_conf() == CONF
+    assert out['msg'] == ('refusing to create /dev/md/ckpt: /dev/nvme1n1 (serial DATA0001, wwid '
+                          'eui.0000000000000001, 4294967296 bytes) carries ext4 signature (UUID '
+                          '68efbee8-e2fc-4726-b513-4e32e0991b1b, offset 0x438). Nothing was changed; force: '
+                          '[DATA0001] (the serials or WWIDs of these drives) erases these signatures (wipefs --all) '
+                          'and what they hold.')
+    assert node.commands('--create', '--stop', '--zero-superblock') == [] and node.read_conf() == CONF
+    assert [argv for argv in node.log if argv[1] == '--all'] == []
 
 
-def test_force_erases_the_signatures_first(node, capsys):
+def test_force_erases_the_signatures_of_the_named_drives_first(node, capsys):
     node.signatures['nvme2n1'] = [{'device': 'nvme2n1', 'offset': '0x200', 'type': 'gpt', 'uuid': None,
                                    'label': None, 'usage': 'partition table'}]
-    rc, out = run(capsys, node, force=True, check=True)
+    rc, out = run(capsys, node, force=['DATA0002'], check=True)
     assert out['commands'] == [['/usr/sbin/wipefs', '--all', '/dev/nvme2n1'], CREATE]
     assert node.signatures['nvme2n1'] and node.arrays == {}
-    rc, out = run(capsys, node, force=True)
+    rc, out = run(capsys, node, force='eui.0000000000000002')  # by WWID, any case, a string is a list of one
     assert rc == 0 and out['action'] == 'created'
     assert out['commands'] == [['/usr/sbin/wipefs', '--all', '/dev/nvme2n1'], CREATE]
+
+
+def test_force_that_names_another_drive_does_not_cover_a_member(node, capsys):
+    """Named drives only: a force naming DATA0001 (and a kernel name) does not let DATA0002's data be erased."""
+    node.signatures['nvme2n1'] = [{'device': 'nvme2n1', 'offset': '0x438', 'type': 'ext4', 'uuid': 'u'}]
+    rc, out = run(capsys, node, force=['DATA0001', 'nvme2n1'])
+    assert rc == 1 and '/dev/nvme2n1 (serial DATA0002' in out['msg'] and 'force: [DATA0002]' in out['msg']
+    assert node.commands('--create', '--all') == [] and node.signatures['nvme2n1']
+
+
+@pytest.mark.parametrize('force', [True, 'true', 'yes'])
+def test_a_bare_true_force_is_refused_saying_what_to_write(node, capsys, force):
+    rc, out = run(capsys, node, force=force)
+    assert rc == 1
+    assert out['msg'].startswith('force: %r is no longer accepted: name the drives that may be overwritten, by '
+                                 'serial or WWID, for example force: [DATA0001, DATA0002]' % (force,))
+    assert node.log == []
 
 
 def test_by_id_links_are_members_too(node, capsys):
     node.signatures['nvme2n1'] = [{'device': 'nvme2n1', 'offset': '0x0', 'type': 'xfs', 'uuid': 'x'}]
     rc, out = run(capsys, node, members=['/dev/nvme1n1', '/dev/disk/by-id/nvme-DATA0002'])
-    assert rc == 1 and '/dev/disk/by-id/nvme-DATA0002 carries xfs signature' in out['msg']
+    assert rc == 1 and '/dev/disk/by-id/nvme-DATA0002 (serial DATA0002' in out['msg']
+    assert 'carries xfs signature' in out['msg']
+
+
+# ------------------------------------------------------------------ re-identification
+def test_a_renumbered_member_is_refused_before_anything_is_written(node, capsys):
+    """After a controller reset the name nvme2n1 belongs to another drive: nothing is written, the message names
+    the device, the expected and the found identity, and what to do."""
+    node.set_identity('nvme2n1', 'DATA0009', 'eui.0000000000000009')
+    rc, out = run(capsys, node)
+    assert rc == 1
+    assert out['msg'].startswith("/dev/nvme2n1 (now nvme2n1) is not the drive that was selected: wwid "
+                                 "'eui.0000000000000009', expected 'eui.0000000000000002', serial 'DATA0009', "
+                                 "expected 'DATA0002'. Expected serial DATA0002, wwid eui.0000000000000002")
+    assert 'found serial DATA0009' in out['msg'] and 'run again' in out['msg']
+    assert node.commands('--create', '--assemble', '--examine') == [] and node.read_conf() == CONF
+    assert open_block_devices() == []  # nothing stays open
+
+
+def test_the_members_are_held_open_while_mdadm_writes_them(node, capsys, loops):
+    rc, out = run(capsys, node)
+    assert rc == 0 and out['action'] == 'created'
+    create = [i for i, argv in enumerate(node.log) if argv[1] == '--create'][0]
+    assert node.open_during[create] == sorted(loops[:2])
+    assert [ident['serial'] for ident in out['identities']] == ['DATA0001', 'DATA0002']
+    assert open_block_devices() == []
+
+
+def test_a_renumbered_member_is_not_assembled(node, capsys):
+    node.add_array()
+    node.deactivate('md127')
+    node.set_identity('nvme1n1', 'DATA0003', 'eui.0000000000000003')
+    rc, out = run(capsys, node, uuid=UUID)
+    assert rc == 1 and '/dev/nvme1n1 (now nvme1n1) is not the drive that was selected' in out['msg']
+    assert node.commands('--assemble', '--create') == [] and node.arrays == {}
+
+
+def test_identities_are_required_to_write_a_member(node, capsys):
+    rc, out = run(capsys, node, identities=None)
+    assert rc == 1 and out['msg'] == ('identities are required to write /dev/nvme1n1, /dev/nvme2n1: the module '
+                                      're-identifies every member before mdadm or wipefs writes it. Nothing was '
+                                      'changed.')
+    rc, out = run(capsys, node, identities=[{'serial': 'DATA0001'}])
+    assert rc == 1 and 'identities: 1 given for 2 members' in out['msg']
+    rc, out = run(capsys, node, identities=[{'serial': 'DATA0001'}, {'model': 'x'}])
+    assert rc == 1 and 'identifies nothing' in out['msg']
+    assert node.log == []
+
+
+def test_a_new_array_gets_the_uuid_chosen_beforehand(node, capsys):
+    chosen = '3f9c1a52-77e0-4b1d-9d0f-6a2ec41b8e07'
+    rc, out = run(capsys, node, uuid=chosen, check=True)
+    assert out['commands'] == [CREATE[:-2] + ['--uuid=3f9c1a52:77e04b1d:9d0f6a2e:c41b8e07'] + CREATE[-2:]]
 
 
 @pytest.mark.parametrize('params, fragment', [
@@ -433,7 +567,7 @@ def test_absent_with_force_erases_only_this_arrays_superblocks(node, capsys):
     run(capsys, node)
     node.superblocks['nvme3n1'] = {'uuid': '11111111:11111111:11111111:11111111', 'md_name': 'x:other',
                                    'level': 'raid0', 'devices': 2}
-    rc, out = run(capsys, node, state='absent', uuid=UUID, force=True,
+    rc, out = run(capsys, node, state='absent', uuid=UUID, force=['DATA0001', 'DATA0002', 'DATA0003'],
                   members=['/dev/nvme1n1', '/dev/nvme2n1', '/dev/nvme3n1'])
     assert rc == 0
     assert out['commands'] == [['/usr/sbin/mdadm', '--stop', '/dev/md127'],
@@ -445,9 +579,13 @@ def test_absent_with_force_erases_only_this_arrays_superblocks(node, capsys):
 def test_absent_with_force_on_a_stopped_array(node, capsys):
     run(capsys, node)
     run(capsys, node, state='absent', uuid=UUID)
-    rc, out = run(capsys, node, state='absent', uuid=UUID, force=True, members=['/dev/nvme1n1', '/dev/nvme2n1'])
+    rc, out = run(capsys, node, state='absent', uuid=UUID, force=['DATA0001'], members=['/dev/nvme1n1', '/dev/nvme2n1'])
     assert rc == 0 and out['action'] == 'absent' and out['changed'] is True
-    assert node.superblocks == {}
+    assert sorted(node.superblocks) == ['nvme2n1']  # only the named member's superblock
+    node.set_identity('nvme2n1', 'DATA0009', 'eui.0000000000000009')
+    rc, out = run(capsys, node, state='absent', uuid=UUID, force=['DATA0002'], members=['/dev/nvme1n1', '/dev/nvme2n1'])
+    assert rc == 1 and '/dev/nvme2n1 (now nvme2n1) is not the drive that was selected' in out['msg']
+    assert sorted(node.superblocks) == ['nvme2n1']
 
 
 def test_absent_refuses_another_arrays_uuid_and_a_mounted_array(node, capsys):
