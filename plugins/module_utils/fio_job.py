@@ -31,6 +31,7 @@ import time
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.atomic_file import write_atomic
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import (
     install_terminate_handlers,
+    process_table,
     write_progress,
 )
 
@@ -228,22 +229,10 @@ def collect(job_id, store=JOB_STORE):
 
 
 def session_members(sid, procfs_root='/proc'):
-    """Pids of the live (not zombie) processes of session ``sid``, from /proc/<pid>/stat."""
+    """Pids of the live (not zombie) processes of session ``sid``."""
     if not sid:
         return []
-    members = []
-    for name in os.listdir(procfs_root):
-        if not name.isdigit():
-            continue
-        try:
-            with open('%s/%s/stat' % (procfs_root, name)) as handle:
-                fields = handle.read().rsplit(')', 1)[1].split()
-        except (IOError, OSError, IndexError):
-            continue
-        # After the command name: state, ppid, pgrp, session.
-        if len(fields) > 3 and fields[0] != 'Z' and fields[3] == str(sid):
-            members.append(int(name))
-    return members
+    return [pid for pid, _parent, session in process_table(procfs_root) if session == int(sid)]
 
 
 def _read(path, name):

@@ -122,9 +122,9 @@ def write_progress(path, doc):
     write_json_atomic(path, doc, fsync=False, pretty=False)
 
 
-def descendants(pid, procfs_root='/proc'):
-    """Pids of the live processes below ``pid`` (children, their children...), from /proc/<pid>/stat."""
-    children = {}
+def process_table(procfs_root='/proc'):
+    """[(pid, ppid, session)] of the live (not zombie) processes, from /proc/<pid>/stat."""
+    table = []
     for name in os.listdir(procfs_root):
         if not name.isdigit():
             continue
@@ -133,8 +133,17 @@ def descendants(pid, procfs_root='/proc'):
                 fields = handle.read().rsplit(')', 1)[1].split()
         except (IOError, OSError, IndexError):
             continue
-        if len(fields) > 1 and fields[0] not in ('Z', 'X'):
-            children.setdefault(int(fields[1]), []).append(int(name))
+        # After the command name: state, ppid, pgrp, session.
+        if len(fields) > 3 and fields[0] not in ('Z', 'X'):
+            table.append((int(name), int(fields[1]), int(fields[3])))
+    return table
+
+
+def descendants(pid, procfs_root='/proc'):
+    """Pids of the live processes below ``pid`` (children, their children...)."""
+    children = {}
+    for child, parent, _session in process_table(procfs_root):
+        children.setdefault(parent, []).append(child)
     found = []
     todo = [pid]
     while todo:

@@ -78,8 +78,8 @@ def state(tmp_path_factory):
     return str(tmp_path_factory.mktemp('state'))
 
 
-def as_user(func, *args):
-    """Run ``func(*args)`` as the training user (nobody) in a forked child; its exit status."""
+def fork_as_user(func, *args):
+    """Start ``func(*args)`` as the training user (nobody) in a forked child; its pid."""
     pid = os.fork()
     if pid == 0:
         code = 1
@@ -91,7 +91,12 @@ def as_user(func, *args):
             code = 0
         finally:
             os._exit(code)
-    return os.waitpid(pid, 0)[1]
+    return pid
+
+
+def as_user(func, *args):
+    """Run ``func(*args)`` as the training user; its exit status."""
+    return os.waitpid(fork_as_user(func, *args), 0)[1]
 
 
 def digest(device):
@@ -281,18 +286,7 @@ def test_a_user_racing_the_run_redirects_nothing(ckpt, os_drive, state, tmp_path
     directory, wherever it was renamed to, is removed; everything left in the directory is the user's."""
     before_hash = digest(os_drive)
     store = str(tmp_path / 'jobs')
-    victim = os.getpid()
-    attacker = os.fork()
-    if attacker == 0:
-        code = 1
-        try:
-            os.setgroups([])
-            os.setgid(NOBODY.pw_gid)
-            os.setuid(NOBODY.pw_uid)
-            _race(ckpt, os_drive, 120, victim)
-            code = 0
-        finally:
-            os._exit(code)
+    attacker = fork_as_user(_race, ckpt, os_drive, 120, os.getpid())
     try:
         time.sleep(0.3)
         results = []
