@@ -25,10 +25,10 @@ description:
   - The same for a queue-depth sweep that M(ai_storage.checkpoint_io.queue_depth_sweep) started in the background;
     RV(progress) then says which depth and run it is at and the medians measured so far, and RV(result) is the
     sweep's whole result; a sweep that failed fails this task with its message.
-  - With O(reap=true) (and no O(job_id)), it cleans what dead runs left on the node: a background job of another
-    run still running is cancelled (the node's run lease, held by the current run, says no other run of the
-    collection may be writing there), a finished job nobody collected is collected, and every run directory
-    recorded in the state store (record C(scratch)) whose owner is gone - a play killed mid-write, a reboot - or
+  - With O(reap=true) (and no O(job_id)), it cleans what dead runs left on the node. A background job of another
+    run that still runs is cancelled, since the node's run lease, held by the current run, says no other run of
+    the collection may be writing there; a finished job nobody collected is collected; and every run directory
+    recorded in the state store (record C(scratch)) whose owner is gone (a play killed mid-write, a reboot) or
     that belongs to another run is removed, after the processes still holding its files open are killed. Only
     what the run recorded, at the inodes it recorded, is removed. The preflight role runs it right after it takes
     the lease.

@@ -18,8 +18,8 @@ description:
     (C(.checkpoint_io.<label>.<random>), owned by root, mode 0700), with C(O_CREAT|O_EXCL|O_NOFOLLOW), through
     descriptors opened from C(/) without following a symlink another user could plant; fio writes them through
     C(/proc/self/fd/<N>). A training user who owns the checkpoint directory cannot redirect the write (a planted
-    C(rank_0.ckpt) symlink, a renamed or replaced run directory), and nothing the run did not make is removed: a
-    C(rank_<N>.ckpt) already in the directory is never touched. RV(safety) names the path components other users
+    C(rank_0.ckpt) symlink, a renamed or replaced run directory), and nothing the run did not make is removed (a
+    C(rank_<N>.ckpt) already in the directory is never touched). RV(safety) names the path components other users
     can write and says how the run is made safe despite them.
   - Each run is recorded in the state store (record C(scratch)) before anything is made, and the record is dropped
     once its files are removed; what a killed run left is removed by
@@ -784,8 +784,8 @@ def write(job, report=None):
         rc, stdout, stderr, wall, timed_out = run_fio(
             job['argv'], job['timeout'], tick, job['interval'],
             pass_fds=[fd for run in runs for fd in run.fds()] + sorted(fds.values()))
-        result, error = outcome_result(result, job['layout'], dict(rc=rc, stdout=stdout, stderr=stderr, wall_s=wall,
-                                                                  timed_out=timed_out), job['timeout'])
+        outcome = dict(rc=rc, stdout=stdout, stderr=stderr, wall_s=wall, timed_out=timed_out)
+        result, error = outcome_result(result, job['layout'], outcome, job['timeout'])
         if error is None:
             tick(wall, done=True)
     except (IOError, OSError) as exc:
@@ -862,9 +862,8 @@ def main():
                         keep_fds=[fd for run in job['runs'] for fd in run.fds() + [run.fd, run.target.fd]]
                         + list(job['device_fds'].values()))
                     handed_over = True
-                    owner = dict(job_id=result['job_id'], session=fio_job.load(result['job_id'],
-                                                                                params['job_store'])['session'],
-                                 boot_id=scratch.boot_id())
+                    session = fio_job.load(result['job_id'], params['job_store'])['session']
+                    owner = dict(job_id=result['job_id'], session=session, boot_id=scratch.boot_id())
                     for run in job['runs']:
                         run.set_owner(owner)
                     result.update(started=True, job_store=params['job_store'], total_bytes=plan['total_bytes'])

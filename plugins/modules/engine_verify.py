@@ -54,7 +54,7 @@ options:
     default: {}
   drives:
     description:
-      - The selected drives (C(select_drives) C(selected)): their mount points and sizes.
+      - The selected drives (C(select_drives) C(selected)), for their mount points and sizes.
     type: list
     elements: dict
     default: []

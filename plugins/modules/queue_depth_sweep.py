@@ -34,7 +34,7 @@ description:
   - The scratch files are made in a directory made for the sweep in O(directory)
     (C(.checkpoint_io.<label>.<random>), owned by root, mode 0700) with C(O_CREAT|O_EXCL|O_NOFOLLOW), through
     descriptors opened from C(/) without following a symlink another user could plant, and fio writes them
-    through C(/proc/self/fd/<N>): the user who owns the directory cannot redirect the writes. The run is recorded
+    through C(/proc/self/fd/<N>), so the user who owns the directory cannot redirect the writes. The run is recorded
     in the state store (record C(scratch)) before anything is made.
   - The scratch files and their directory are removed at the end, also when the sweep fails, times out or the
     module gets SIGTERM, SIGINT or SIGHUP; fio runs as one process (C(--thread)) that dies with the module. What a
