@@ -17,7 +17,11 @@ SCENARIO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRAINING_USER = "trainer"
 OUTSIDER = "outsider"
 GROUP = "iouring"
-MEMLOCK_KIB = "1048576"  # io_uring_engine_memlock: 1G in molecule.yml
+# io_uring_engine_memlock: auto in molecule.yml: 2 x (8 ranks x queue depth 8 x 1 MiB + 2 drives x depth 16 x 1 MiB)
+# + 64 MiB = 256 MiB (module_utils/engine_access.py memlock_need)
+MEMLOCK_KIB = "262144"
+SECOND_GROUP = "iouring2"
+SHARED_GROUP = "iouring-shared"
 TARGET_DEPTH = 16
 DATA_SERIALS = ("DATA0001", "DATA0002")
 SYSCTL_FILE = "/etc/sysctl.d/90-ai-storage-checkpoint-io-io-uring.conf"
@@ -66,6 +70,11 @@ try:
     out["group"] = {"gid": entry.gr_gid, "members": list(entry.gr_mem)}
 except KeyError:
     out["group"] = None
+try:
+    entry = grp.getgrnam("@SECOND@")
+    out["second_group"] = {"gid": entry.gr_gid, "members": list(entry.gr_mem)}
+except KeyError:
+    out["second_group"] = None
 for path in @FILES@:
     out["files"][path] = read(path)
     out["modes"][path] = oct(os.stat(path).st_mode & 0o7777) if os.path.exists(path) else None
@@ -84,7 +93,8 @@ for base in sorted(glob.glob("/sys/class/nvme/nvme*")):
     }
 print(json.dumps(out))
 PY
-""".replace("@FILES@", repr(FILES)).replace("@GROUP@", GROUP).replace("@PROFILE@", PROFILE_FILE) \
+""".replace("@FILES@", repr(FILES)).replace("@GROUP@", GROUP).replace("@SECOND@", SECOND_GROUP) \
+   .replace("@PROFILE@", PROFILE_FILE) \
    .replace("@USER@", TRAINING_USER).replace("@OUTSIDER@", OUTSIDER)
 
 

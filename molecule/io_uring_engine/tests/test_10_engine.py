@@ -27,8 +27,11 @@ def test_training_user_is_in_the_group_and_the_outsider_is_not(node):
 
 
 def test_pam_limits_gives_the_training_user_its_memlock(node):
-    fields = node["files"][LIMITS_FILE].split("#")[0].split()
-    assert fields == [TRAINING_USER, "-", "memlock", MEMLOCK_KIB]
+    # memlock auto: the bound of the profile (MEMLOCK_KIB), not unlimited, with the arithmetic in a comment
+    lines = [line.split() for line in node["files"][LIMITS_FILE].splitlines() if line and not line.startswith("#")]
+    assert lines == [[TRAINING_USER, "soft", "memlock", MEMLOCK_KIB], [TRAINING_USER, "hard", "memlock", MEMLOCK_KIB]]
+    assert "8 ranks x queue depth 8 x block 1048576 B + 2 drives x depth 16" in node["files"][LIMITS_FILE]
+    assert "unlimited" not in node["files"][LIMITS_FILE]
     assert node["modes"][LIMITS_FILE] == "0o644"
     # su - opens a PAM session: this is the limit a training job started by the user really gets
     assert node[TRAINING_USER]["ulimit_l"]["out"].strip() == MEMLOCK_KIB
@@ -63,7 +66,7 @@ def test_profile_cpus_are_local_to_each_drive_controller(node):
         assert drive["sqpoll"] is True and drive["sqthread_poll_cpu"] in local
         assert drive["fio_options"]["cpus_allowed"] == drive["submit_cpulist"]
         assert drive["fio_options"]["sqthread_poll_cpu"] == drive["sqthread_poll_cpu"]
-        # 1 GiB of memlock covers 2 drives x 16 x 1 MiB
+        # the 256 MiB memlock covers 2 drives x 16 x 1 MiB
         assert drive["fixedbufs"] is True and drive["fio_options"]["fixedbufs"] == 1
         assert drive["registerfiles"] is True and drive["fio_options"]["hipri"] == 0
         assert drive["iodepth"] == TARGET_DEPTH and drive["block_size_bytes"] == 1024 * 1024
@@ -88,7 +91,17 @@ def test_fio_achieved_depth_was_reported(node):
 def test_record_holds_the_values_found_before_the_first_change(node):
     record = record_data(node["files"][RECORD_FILE], "io_uring_engine")
     # a fresh trixie node: io_uring allowed for everyone, no group; the training user not yet in the group
+    assert record["schema_version"] == 2
     assert record["sysctl"] == {"io_uring_disabled": 0, "io_uring_group": -1}
-    assert record["io_uring_group"] == GROUP and record["user_was_in_group"] is False
-    assert record["training_user"] == TRAINING_USER
+    assert record["group_additions"] == [{"user": TRAINING_USER, "group": GROUP}]
+    assert record["memlock_before"]["soft_bytes"] is None  # trixie's limits.conf sets no memlock
     assert record["profile_dir_existed"] is False
+
+
+def test_the_profile_says_what_the_role_did_about_memlock_and_the_group(node):
+    profile = json.loads(node["files"][PROFILE_FILE])
+    limit = profile["memlock"]["limit"]
+    assert limit["manage"] == "write" and limit["soft"] == limit["hard"] == int(MEMLOCK_KIB) * 1024
+    assert limit["need"]["need_bytes"] == (8 * 8 + 2 * 16) * 1024 * 1024
+    shared = profile["io_uring"]["shared_group"]
+    assert shared["group"] == GROUP and shared["others"] == [] and shared["warning"] is None

@@ -11,6 +11,12 @@ CASES = {
     "disabled_3": ["io_uring_engine_io_uring_disabled", "0, 1, 2", "got: 3"],
     "missing_group": ["group 'nosuchgroup' does not exist", "io_uring_engine_io_uring_disabled is 1"],
     "memlock_1X": ["io_uring_engine_memlock: '1X' is not a size"],
+    # issue 12: negative values and values below what the profile pins (8 x 8 x 1 MiB + 2 x 16 x 1 MiB)
+    "memlock_negative": ["io_uring_engine_memlock: -1 is negative"],
+    "memlock_too_low": ["io_uring_engine_memlock: '64M' is 67108864 bytes, below the 100663296 bytes the profile pins"],
+    # the outsider is in iouring-shared (prepare.yml): every member could use io_uring
+    "shared_group": ["the io_uring group iouring-shared", "has other members besides trainer: outsider",
+                     "io_uring_engine_allow_shared_group: true"],
     "depth_0": ["io_uring_engine_target_depth: 0 is outside 1..4096"],
     "depth_4097": ["io_uring_engine_target_depth: 4097 is outside 1..4096"],
     "unknown_user": ["io_uring_engine_training_user: user 'nosuchuser' does not exist"],
