@@ -6,7 +6,8 @@
 Fixtures are real fio 3.33 runs made for this collection on a scratch directory (ext4):
 
 * fio-3.33_ckpt_write_2ranks_8m_qd8_iouring_fsync.json: the exact argv of :func:`write_argv` for 2 ranks of
-  8 MiB, 1 MiB blocks, io_uring, iodepth 8, O_DIRECT, end_fsync, fallocate=truncate (one job per rank).
+  8 MiB, 1 MiB blocks, io_uring, iodepth 8, O_DIRECT, end_fsync, fallocate=truncate (one job per rank; recorded
+  before the module made and sized the files itself and fio ran with --thread and fallocate=none).
 * fio-3.33_sweep_point_qd4_iouring.json: one sweep point, iodepth 4, 16 MiB scratch file, io_size 32 MiB.
 """
 from __future__ import absolute_import, division, print_function
@@ -67,9 +68,9 @@ def test_shard_plan_refusals_name_value_and_limit(kwargs, message):
 def test_ranks_round_robin_over_directories():
     layout = cw.rank_layout(['/mnt/ckpt0/b', '/mnt/ckpt1/b/'], 3)
     assert layout == [
-        {'rank': 0, 'directory': '/mnt/ckpt0/b', 'filename': '/mnt/ckpt0/b/rank_0.ckpt'},
-        {'rank': 1, 'directory': '/mnt/ckpt1/b/', 'filename': '/mnt/ckpt1/b/rank_1.ckpt'},
-        {'rank': 2, 'directory': '/mnt/ckpt0/b', 'filename': '/mnt/ckpt0/b/rank_2.ckpt'},
+        {'rank': 0, 'directory': '/mnt/ckpt0/b', 'name': 'rank_0.ckpt', 'filename': '/mnt/ckpt0/b/rank_0.ckpt'},
+        {'rank': 1, 'directory': '/mnt/ckpt1/b/', 'name': 'rank_1.ckpt', 'filename': '/mnt/ckpt1/b/rank_1.ckpt'},
+        {'rank': 2, 'directory': '/mnt/ckpt0/b', 'name': 'rank_2.ckpt', 'filename': '/mnt/ckpt0/b/rank_2.ckpt'},
     ]
 
 
@@ -87,11 +88,14 @@ def test_write_argv_exact():
     layout = cw.rank_layout(['/mnt/ckpt0', '/mnt/a:b'], 2)
     argv = cw.write_argv('/usr/bin/fio', layout, 8 * MIB, MIB, 16, 'io_uring', True, True)
     assert argv == [
-        '/usr/bin/fio', '--output-format=json', '--rw=write', '--bs=1048576', '--size=8388608', '--iodepth=16',
-        '--ioengine=io_uring', '--direct=1', '--end_fsync=1', '--fallocate=truncate',
+        '/usr/bin/fio', '--output-format=json', '--thread', '--rw=write', '--bs=1048576', '--size=8388608',
+        '--iodepth=16', '--ioengine=io_uring', '--direct=1', '--end_fsync=1', '--fallocate=none',
         '--name=rank_0', '--filename=/mnt/ckpt0/rank_0.ckpt',
         '--name=rank_1', '--filename=/mnt/a\\:b/rank_1.ckpt',
     ]
+    # What the module hands fio: the descriptor of the file it made (module_utils/scratch.py).
+    layout[0]['fio_file'] = '/proc/self/fd/7'
+    assert cw.write_argv('fio', layout, MIB, MIB, 1, 'psync', True, True)[-3] == '--filename=/proc/self/fd/7'
     assert 'group_reporting' not in ' '.join(argv)
     buffered = cw.write_argv('fio', layout[:1], MIB, MIB, 1, 'psync', False, False)
     assert '--direct=0' in buffered and '--end_fsync=0' in buffered and '--ioengine=psync' in buffered
@@ -110,11 +114,13 @@ def test_write_argv_refusals(depth, engine, message):
 
 def test_sweep_and_layout_argv_exact():
     assert cw.sweep_argv('fio', '/mnt/c/s', 4, 16 * MIB, 32 * MIB, MIB, 'io_uring', 3, True) == [
-        'fio', '--output-format=json', '--name=qd4', '--filename=/mnt/c/s', '--rw=write', '--bs=1048576',
-        '--size=16777216', '--io_size=33554432', '--runtime=3', '--iodepth=4', '--ioengine=io_uring', '--direct=1']
+        'fio', '--output-format=json', '--thread', '--name=qd4', '--filename=/mnt/c/s', '--rw=write',
+        '--bs=1048576', '--size=16777216', '--fallocate=none', '--io_size=33554432', '--runtime=3', '--iodepth=4',
+        '--ioengine=io_uring', '--direct=1']
     assert cw.layout_argv('fio', '/mnt/c/s', 16 * MIB, MIB, 'libaio', True) == [
-        'fio', '--output-format=json', '--name=layout', '--filename=/mnt/c/s', '--rw=write', '--bs=1048576',
-        '--size=16777216', '--iodepth=8', '--ioengine=libaio', '--direct=1', '--end_fsync=1']
+        'fio', '--output-format=json', '--thread', '--name=layout', '--filename=/mnt/c/s', '--rw=write',
+        '--bs=1048576', '--size=16777216', '--iodepth=8', '--ioengine=libaio', '--direct=1', '--end_fsync=1',
+        '--fallocate=none']
 
 
 # ------------------------------------------------------------------ free space
@@ -185,8 +191,8 @@ def test_sweep_point_of_a_ramped_run_reads_the_measured_group():
 def test_sweep_argv_with_a_ramp_group_then_the_measured_group():
     argv = cw.sweep_argv('fio', ['/mnt/c/a', '/mnt/c/b'], 4, 16 * MIB, 32 * MIB, MIB, 'io_uring', 3, True, 2)
     assert argv == [
-        'fio', '--output-format=json', '--rw=write', '--bs=1048576', '--size=16777216', '--iodepth=4',
-        '--ioengine=io_uring', '--direct=1', '--group_reporting',
+        'fio', '--output-format=json', '--thread', '--rw=write', '--bs=1048576', '--size=16777216',
+        '--fallocate=none', '--iodepth=4', '--ioengine=io_uring', '--direct=1', '--group_reporting',
         '--name=ramp4_rank0', '--filename=/mnt/c/a', '--io_size=33554432', '--runtime=2',
         '--name=ramp4_rank1', '--filename=/mnt/c/b', '--io_size=33554432', '--runtime=2',
         '--name=qd4_rank0', '--stonewall', '--new_group', '--filename=/mnt/c/a', '--io_size=33554432',
