@@ -98,8 +98,9 @@ def other_writers(component, owner, own_dir=False):
 class ConfigFile(object):
     """An open config file: ``path`` as given, ``real`` (the file reached, after a followed link), ``link``
     ({path, target} of a followed symlink, or None), ``exists``, ``data`` (bytes read), ``owner`` (uid of the file,
-    unless root's, else of its directory: the one user besides root the path may belong to), ``writable`` (components its owner can write: the run is made safe against
-    them, see :data:`MADE_SAFE_BY`), ``missing_dirs`` (directories ``create`` will make)."""
+    unless root's, else of its directory: the one user besides root the path may belong to), ``writable``
+    (components its owner can write: the run is made safe against them, see :data:`MADE_SAFE_BY`),
+    ``missing_dirs`` (directories ``create`` will make)."""
 
     def __init__(self, path, directory, name, missing_dirs=()):
         self.path = path

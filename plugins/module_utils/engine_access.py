@@ -26,9 +26,10 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_writ
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.engine_profile import (
     MAX_DEPTH,
     UNLIMITED,
+    _int_or_error,
     parse_memlock,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size, to_int
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
 
 PREFIX = 'io_uring_engine_'
 MIB = 1024 * 1024
@@ -53,18 +54,6 @@ def _var(name):
 
 def _ceil(value, unit):
     return -(-value // unit) * unit
-
-
-def _int(value, name, low, high, errors):
-    try:
-        number = to_int(value, name)
-    except ValueError:
-        errors.append('%s: %r is not an integer (%d to %d)' % (name, value, low, high))
-        return None
-    if number < low or number > high:
-        errors.append('%s: %d is outside %d..%d' % (name, number, low, high))
-        return None
-    return number
 
 
 # --- memlock -------------------------------------------------------------------------------------------------
@@ -130,18 +119,18 @@ def memlock_plan(value, options, io_uring=None, recorded=None):
     errors = []
     plan = {'manage': 'remove', 'soft': None, 'hard': None, 'limits_soft': None, 'limits_hard': None, 'value': None,
             'need': None, 'reason': None, 'errors': errors}
-    ranks = _int(options.get('ranks'), _var('ranks'), 1, MAX_RANKS, errors)
+    ranks = _int_or_error(options.get('ranks'), _var('ranks'), 1, MAX_RANKS, errors)
     depth = options.get('rank_queue_depth')
     if isinstance(depth, str) and depth.strip() == AUTO:
         depth = AUTO_RANK_DEPTH
     else:
-        depth = _int(depth, _var('rank_queue_depth'), 1, MAX_QUEUE_DEPTH, errors)
-    target = _int(options.get('target_depth'), _var('target_depth'), 1, MAX_DEPTH, errors)
-    block = None
+        depth = _int_or_error(depth, _var('rank_queue_depth'), 1, MAX_QUEUE_DEPTH, errors)
+    # target_depth and block_size are the profile's: engine_profile.check_options names their problems
+    target = _int_or_error(options.get('target_depth'), _var('target_depth'), 1, MAX_DEPTH, [])
     try:
         block = parse_size(options.get('block_size'), _var('block_size'))
-    except ValueError as exc:
-        errors.append(str(exc))
+    except ValueError:
+        block = None
     drives = options.get('drives') or 0
     need = None
     if None not in (ranks, depth, target, block):
@@ -185,8 +174,8 @@ def memlock_plan(value, options, io_uring=None, recorded=None):
                           'use auto' % (_var('memlock'), value, size, need['need_bytes'], need['formula'],
                                         _ceil(need['need_bytes'], 1024) // 1024))
             return plan
-        plan.update(manage='write', soft=size, hard=size, value=size, reason='%s: %r, as asked' % (_var('memlock'),
-                                                                                                  value))
+        plan.update(manage='write', soft=size, hard=size, value=size,
+                    reason='%s: %r, as asked' % (_var('memlock'), value))
     plan['limits_soft'] = _limits_value(plan['soft'])
     plan['limits_hard'] = _limits_value(plan['hard'])
     return plan

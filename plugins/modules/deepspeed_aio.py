@@ -23,10 +23,10 @@ description:
     multiple of 4096; a C(queue_depth) outside 1..65535; an C(intra_op_parallelism) outside 1..1024; a key that is
     not a DeepSpeed aio key; a file that is not valid JSON, whose top level is not an object or whose C(aio) is not
     an object.
-  - With O(remove_ignored_keys), the keys DeepSpeed is known to ignore are removed from the section and reported:
-    C(num_threads), which C(ds_nvme_tune) emits but no DeepSpeed version reads (the list was read from DeepSpeed
-    0.19.8 and its unit test checks it against the installed DeepSpeed's own parser). Other keys DeepSpeed does not
-    read are kept and reported in RV(warnings_found): a later DeepSpeed may read them.
+  - With O(remove_ignored_keys), the keys DeepSpeed is known to ignore are removed from the section and reported,
+    namely C(num_threads), which C(ds_nvme_tune) emits but no DeepSpeed version reads (the list was read from
+    DeepSpeed 0.19.8 and its unit test checks it against the installed DeepSpeed's own parser). Other keys DeepSpeed
+    does not read are kept and reported in RV(warnings_found), since a later DeepSpeed may read them.
   - C(thread_count) was renamed C(intra_op_parallelism) in DeepSpeed PR 7056 (merged February 2025); each DeepSpeed
     version reads only one of the two names. O(thread_key) chooses the name(s) written.
   - The file is written only when its content changes, not for formatting alone, through the collection's atomic
@@ -38,8 +38,8 @@ description:
   - Refused before anything is written, naming the path. A file that is a symlink (unless O(follow_symlinks); the
     message names the link and its target); a file that is not a regular file (a directory, a device, a FIFO) or
     has more than one hard link, or is not UTF-8 text; a missing file (unless O(create)); a path with a directory
-    that someone other than root and the file's owner can write (another user, a shared group, everyone: they could
-    swap the config the training job reads).
+    that someone other than root and the file's owner can write (another user, a shared group, everyone), who could
+    swap the config the training job reads.
   - The first time the module changes a file it records the C(aio) section it found (or that there was none, or
     no file) in the state store's record C(deepspeed_aio) (O(state_dir)), keyed by the file's real path. An existing entry is never overwritten.
     O(state=restored) puts the recorded section back and removes the entry.

@@ -82,8 +82,8 @@ def _run(tmp_path, playbook, inventory, extra, check=False):
     try:
         doc = json.loads(proc.stdout)
     except ValueError:
-        raise AssertionError('no JSON from ansible-playbook (rc %d): %s %s' % (proc.returncode, proc.stdout[-3000:],
-                                                                              proc.stderr[-3000:]))
+        raise AssertionError('no JSON from ansible-playbook (rc %d): %s %s'
+                             % (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
     batches = []
     for play in doc['plays']:
         tasks = dict((task['task']['name'], sorted(task['hosts'])) for task in play['tasks'])

@@ -223,8 +223,8 @@ def test_a_group_of_the_training_users_own_is_not_warned_about(run):
 
 def test_memlock_auto_writes_the_bound_the_profile_needs(run):
     # the fake node: 1 data drive; 8 ranks x 8 x 1 MiB + 1 drive x 32 x 1 MiB = 96 MiB -> 2 x 96 + 64 = 256 MiB
-    result = _task(run, 'second_run', "Set RLIMIT_MEMLOCK of the training user for registered io_uring buffers and "
-                                     "DeepSpeed's locked buffers")
+    result = _task(run, 'second_run',
+                   "Set RLIMIT_MEMLOCK of the training user for registered io_uring buffers and DeepSpeed's locked buffers")
     after = result['diff'][0]['after'] if isinstance(result['diff'], list) else result['diff']['after']
     assert 'trainer soft memlock 262144\ntrainer hard memlock 262144\n' in after
     assert '8 ranks x queue depth 8 x block 1048576 B + 1 drives x depth 32' in after

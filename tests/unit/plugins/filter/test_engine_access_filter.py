@@ -28,19 +28,17 @@ def test_filters_are_registered_under_their_documented_names():
         assert filters[name] is getattr(engine_access, name)
 
 
-@pytest.mark.parametrize('name', NAMES)
-def test_each_filter_has_a_sidecar(name):
-    with open(os.path.join(FILTER_DIR, name + '.yml')) as handle:
-        doc = yaml.safe_load(handle)
-    assert set(doc) == {'DOCUMENTATION', 'EXAMPLES', 'RETURN'}
-    documentation = doc['DOCUMENTATION']
-    assert documentation['name'] == name
-    params = list(inspect.signature(getattr(engine_access, name)).parameters)
-    assert set(documentation['options']) == set(['_input'] + params[1:])
-    assert documentation['positional'].replace(' ', '').split(',') == ['_input'] + params[1:]
-    assert 'ai_storage.checkpoint_io.%s' % name in doc['EXAMPLES']
-    yaml.safe_load(doc['EXAMPLES'])
-    assert '_value' in doc['RETURN']
+def test_each_filter_has_a_sidecar_naming_its_arguments():
+    from test_engine import descriptions_are_text  # the same rules as the engine_* sidecars
+    for name in NAMES:
+        with open(os.path.join(FILTER_DIR, name + '.yml')) as handle:
+            doc = yaml.safe_load(handle)
+        arguments = ['_input'] + list(inspect.signature(getattr(engine_access, name)).parameters)[1:]
+        assert sorted(doc) == ['DOCUMENTATION', 'EXAMPLES', 'RETURN'] and doc['DOCUMENTATION']['name'] == name
+        assert sorted(doc['DOCUMENTATION']['options']) == sorted(arguments)
+        assert doc['DOCUMENTATION']['positional'] == ', '.join(arguments)
+        assert 'ai_storage.checkpoint_io.%s' % name in doc['EXAMPLES'] and yaml.safe_load(doc['EXAMPLES'])
+        assert '_value' in doc['RETURN'] and descriptions_are_text(doc), name
 
 
 def test_the_examples_give_what_they_say():

@@ -169,8 +169,8 @@ def test_a_sticky_directory_above_the_files_directory_is_fine(tree):
 
 
 @pytest.mark.parametrize('make, what', [
-    (lambda p: os.mkdir(p), 'a directory'),
-    (lambda p: os.mkfifo(p), 'a FIFO'),
+    (os.mkdir, 'a directory'),
+    (os.mkfifo, 'a FIFO'),
 ])
 def test_not_a_regular_file_is_refused(tree, make, what):
     path = str(tree / 'root-only' / 'ds.json')
