@@ -7,11 +7,15 @@ N data NVMe drives, each behind its own PCIe root port (so it can be hot-removed
 
     nvmelab.py build  [--release bookworm|trixie]
     nvmelab.py up     --state-dir DIR --node node1:bookworm [--node node2:trixie] [drive options]
+                      [--neighbour-drives N [--neighbour-size SIZE]]
     nvmelab.py down   --state-dir DIR
     nvmelab.py status --state-dir DIR
     nvmelab.py ssh    --state-dir DIR NODE -- COMMAND...
     nvmelab.py critical-warning --state-dir DIR NODE DRIVE_ID VALUE
-    nvmelab.py hot-remove --state-dir DIR NODE DRIVE_ID
+    nvmelab.py hot-remove --state-dir DIR NODE DRIVE_ID [--wait]
+    nvmelab.py hot-add --state-dir DIR NODE DRIVE_ID [--wait]         (a drive hot-removed before, same serial)
+    nvmelab.py tool --state-dir DIR NODE TOOL hide|restore            (nvme, fio, ...: absent from the node)
+    nvmelab.py sysctl --state-dir DIR NODE KEY=VALUE                  (sysctl -w on the node)
     nvmelab.py reboot --state-dir DIR NODE [--hard]
     nvmelab.py throttle --state-dir DIR NODE DRIVE_ID PERCENT|off      (drive-model drives)
     nvmelab.py fail-io --state-dir DIR NODE DRIVE_ID on|off             (drive-model drives)
@@ -27,6 +31,13 @@ Little's Law up to the knee at ``ceiling x latency / 1 MiB`` in flight, flat pas
 profile name from DRIVE_MODELS (``models`` lists them) or ``key=value,...`` (latency, ceiling, read_latency,
 parallel, mdts), optionally prefixed ``data2:`` for one drive; without a prefix it applies to every data drive.
 The OS drive, and every drive without a model, is a plain file (bounded by the emulating CPU, not physics).
+
+Neighbour drives (``up --neighbour-drives N``): extra plain NVMe drives (ids ``nbr1``..., serials ``NBR0001``...)
+that are not data drives: the inventory leaves them out of ``checkpoint_io_data_drives`` and names them in
+``checkpoint_io_lab_neighbour_serials``, so a test can put a filesystem and a file on one and prove that nothing
+the collection does reaches it. Faults for the fault suite: ``hot-remove`` / ``hot-add`` (the drive leaves the
+PCIe root port and comes back with the same serial and bytes), ``tool ... hide`` (the tool's binary renamed
+away on the node, ``restore`` puts it back), ``sysctl``, ``critical-warning``, ``reboot``, ``fail-io``.
 
 Images are cached under $CHECKPOINT_IO_LAB_CACHE (default ~/.cache/checkpoint_io_lab) by a key made from
 their recipe (release, package list, customisation, lab SSH key), so a changed recipe builds a new image.
@@ -59,6 +70,8 @@ PACKAGES = [
     "xfsprogs", "e2fsprogs", "kmod", "iproute2", "procps", "mdadm", "rdma-core", "liburing2", "util-linux",
 ]
 OS_SERIAL = "OS0001"
+NEIGHBOUR_SERIAL = "NBR%04d"
+HIDDEN_SUFFIX = ".nvmelab-hidden"
 # Named drive models: a fixed service time per request and a byte-rate ceiling, so that a 1 MiB write stream at
 # depth d gets min(d x 1 MiB / latency, ceiling): Little's Law up to the knee at ceiling x latency / 1 MiB. The
 # knee is set by bytes in flight, not by a request count, so the guest's merging and splitting of requests (at
@@ -382,6 +395,8 @@ def qemu_argv(node, image, ndir, args):
         model = models.get(dev_id)
         extra = ",max_ioqpairs=%d,mdts=%d" % (args.max_ioqpairs, model["mdts"] if model else args.mdts)
         disks.append((dev_id, "DATA%04d" % i, path, "raw", extra))
+    for i, path in enumerate(node.get("neighbour_files", []), start=1):
+        disks.append(("nbr%d" % i, NEIGHBOUR_SERIAL % i, path, "raw", ""))
     for slot, (dev_id, serial, path, fmt, extra) in enumerate(disks, start=1):
         model = models.get(dev_id)
         # A drive model's bytes go through nbdkit (latency, parallelism, ceiling, faults); cache=none keeps the
@@ -390,8 +405,11 @@ def qemu_argv(node, image, ndir, args):
         argv += ["-device", "pcie-root-port,id=rp%d,bus=pcie.0,chassis=%d,slot=%d" % (slot, slot, slot),
                  "-drive", "%s,if=none,id=drv-%s,format=%s" % (source, dev_id, fmt),
                  "-device", "nvme,id=%s,serial=%s,drive=drv-%s,bus=rp%d%s" % (dev_id, serial, dev_id, slot, extra)]
+        # What hot-add needs to plug the same controller back (device_add takes the -device properties).
+        props = dict(item.split("=", 1) for item in extra.split(",") if item)
         drives.append({"id": dev_id, "serial": serial, "os_drive": dev_id == "os", "backing": path,
-                       "model": model})
+                       "model": model, "neighbour": dev_id.startswith("nbr"), "format": fmt, "bus": "rp%d" % slot,
+                       "props": dict((key, int(value)) for key, value in props.items())})
     return argv, drives
 
 
@@ -510,7 +528,8 @@ def write_inventory(state_dir, state):
     lines = ["# Written by lab/nvmelab.py: the lab's nodes. OS drive serial %s is never a data drive." % OS_SERIAL,
              "all:", "  children:", "    checkpoint_nodes:", "      hosts:"]
     for node in state["nodes"]:
-        data = [d["serial"] for d in node["drives"] if not d["os_drive"]]
+        data = [d["serial"] for d in node["drives"] if not d["os_drive"] and not d.get("neighbour")]
+        neighbours = [d["serial"] for d in node["drives"] if d.get("neighbour")]
         lines += [
             "        %s:" % node["name"],
             "          ansible_host: 127.0.0.1",
@@ -522,6 +541,7 @@ def write_inventory(state_dir, state):
             "          checkpoint_io_lab_release: %s" % node["release"],
             "          checkpoint_io_lab_os_serial: %s" % OS_SERIAL,
             "          checkpoint_io_lab_data_serials: %s" % json.dumps(data),
+            "          checkpoint_io_lab_neighbour_serials: %s" % json.dumps(neighbours),
             "          checkpoint_io_data_drives:",
             "            serials: %s" % json.dumps(data),
         ]
@@ -545,6 +565,8 @@ def up(args):
         die("node names must be unique")
     if args.data_drives < 2:
         die("--data-drives %d: a node needs at least 2 data drives" % args.data_drives)
+    if not 0 <= args.neighbour_drives <= 4:
+        die("--neighbour-drives %d: give 0 to 4" % args.neighbour_drives)
     models = drive_models(args.drive_model, args.data_drives)
     images = {rel: build(rel) for rel in sorted(set(release for name, release in specs))}
     state = {"nodes": [], "state_dir": state_dir}
@@ -557,16 +579,13 @@ def up(args):
             overlay = os.path.join(ndir, "os.qcow2")
             subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", image["image"], overlay],
                            check=True)
-            data_files = []
-            for i in range(1, args.data_drives + 1):
-                path = os.path.join(ndir, "data%d.raw" % i)
-                with open(path, "wb") as handle:
-                    handle.truncate(parse_gib(args.data_size))
-                data_files.append(path)
+            data_files = sparse_files(ndir, "data", args.data_drives, args.data_size)
+            neighbour_files = sparse_files(ndir, "nbr", args.neighbour_drives, args.neighbour_size)
             node = {"name": name, "release": release, "ssh_port": free_port(), "dir": ndir,
                     "qmp": os.path.join(ndir, "qmp.sock"), "pidfile": os.path.join(ndir, "qemu.pid"),
                     "console": os.path.join(ndir, "console.log"), "identity_file": lab_key(),
-                    "os_overlay": overlay, "data_files": data_files, "kernel_version": image["kernel_version"],
+                    "os_overlay": overlay, "data_files": data_files, "neighbour_files": neighbour_files,
+                    "kernel_version": image["kernel_version"],
                     "models": {}}
             state["nodes"].append(node)
             save_state(state_dir, state)  # from here on, `down` stops what this node started
@@ -592,6 +611,17 @@ def up(args):
     if args.instance_config:
         write_instance_config(args.instance_config, state)
     print(inv)
+
+
+def sparse_files(ndir, prefix, count, size):
+    """Fresh sparse drive files PREFIX1.raw ... PREFIXcount.raw of ``size`` in the node's directory."""
+    paths = []
+    for i in range(1, count + 1):
+        path = os.path.join(ndir, "%s%d.raw" % (prefix, i))
+        with open(path, "wb") as handle:
+            handle.truncate(parse_gib(size))
+        paths.append(path)
+    return paths
 
 
 def write_instance_config(path, state):
@@ -656,7 +686,7 @@ def down_dir(state_dir, keep_files=False):
         stop_model_servers(node)
         log("stopped %s" % node["name"])
         if not keep_files:
-            for path in [node["os_overlay"]] + node["data_files"]:
+            for path in [node["os_overlay"]] + node["data_files"] + node.get("neighbour_files", []):
                 try:
                     os.unlink(path)
                 except OSError:
@@ -720,6 +750,114 @@ def fail_io(node, drive_id, value):
     log("%s %s writes %s" % (node["name"], drive["id"], "fail with EIO" if value == "on" else "succeed"))
 
 
+def guest_controllers(node):
+    """{serial: has a namespace} of the NVMe controllers the node's kernel lists now (None: no SSH answer)."""
+    script = ("for c in /sys/class/nvme/nvme*; do [ -e \"$c/serial\" ] || continue; "
+              "n=$(ls -d \"$c\"/nvme*n* 2>/dev/null | head -n 1); echo \"$(cat \"$c/serial\") ${n:+ns}\"; done")
+    try:
+        proc = subprocess.run(ssh_argv(node, [script]), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, universal_newlines=True, timeout=30, check=False)
+    except subprocess.TimeoutExpired:
+        return None
+    if proc.returncode != 0:
+        return None
+    return dict((words[0], len(words) > 1) for words in (line.split() for line in proc.stdout.splitlines()) if words)
+
+
+def wait_guest_drive(node, drive, present, timeout=180):
+    """Wait until the node's kernel lists (``present``) or no longer lists the drive's serial (with a namespace)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        seen = guest_controllers(node)
+        if seen is not None and bool(seen.get(drive["serial"])) == present:
+            return
+        time.sleep(1)
+    die("%s: the node's kernel %s %s (%s) after %d s" % (node["name"], "does not list" if present else "still lists",
+                                                        drive["id"], drive["serial"], timeout))
+
+
+def plugged(node, dev_id):
+    """Whether QEMU has the device now (a device_del completes once the guest lets it go)."""
+    return any(entry["name"] == dev_id for entry in qmp(node, "qom-list", {"path": "/machine/peripheral"}))
+
+
+def hot_remove(node, drive_id, wait):
+    """device_del a data or neighbour drive: the guest sees its controller leave the PCIe root port."""
+    drive = find_drive(node, drive_id)
+    if drive["os_drive"]:
+        die("%s is the OS drive of %s: refusing to remove it" % (drive["id"], node["name"]))
+    qmp(node, "device_del", {"id": drive["id"]})
+    log("%s: device_del %s requested" % (node["name"], drive["id"]))
+    if wait:
+        deadline = time.time() + 120
+        while plugged(node, drive["id"]) and time.time() < deadline:
+            time.sleep(0.5)
+        wait_guest_drive(node, drive, present=False)
+        log("%s: %s (%s) is gone" % (node["name"], drive["id"], drive["serial"]))
+
+
+def hot_add(node, drive_id, wait):
+    """Plug a hot-removed drive back: the same serial, root port and bytes (its nbdkit server or file)."""
+    drive = find_drive(node, drive_id)
+    if drive["os_drive"]:
+        die("%s is the OS drive of %s: it is never removed, so never added" % (drive["id"], node["name"]))
+    if plugged(node, drive["id"]):
+        die("%s %s is plugged in: hot-remove it first" % (node["name"], drive["id"]))
+    legacy = [b for b in qmp(node, "query-block") if b.get("device") == "drv-" + drive["id"]]
+    if legacy and not legacy[0].get("qdev"):
+        backend = "drv-" + drive["id"]  # the -drive backend outlived its device
+    else:
+        # QEMU deletes a -drive backend with its device: a new one over the same bytes (an earlier hot-add's
+        # backend, detached by a later hot-remove, goes first).
+        for entry in qmp(node, "query-named-block-nodes"):
+            if entry.get("node-name", "").startswith("hp-%s-" % drive["id"]):
+                try:
+                    qmp(node, "blockdev-del", {"node-name": entry["node-name"]})
+                except RuntimeError:
+                    pass
+        backend = "hp-%s-%d" % (drive["id"], int(time.time() * 1000))
+        model = drive.get("model")
+        source = ({"driver": "nbd", "server": {"type": "unix", "path": model["socket"]}} if model
+                  else {"driver": "file", "filename": drive["backing"]})
+        qmp(node, "blockdev-add", {"driver": drive["format"], "node-name": backend, "file": source})
+    qmp(node, "device_add", dict({"driver": "nvme", "id": drive["id"], "serial": drive["serial"], "drive": backend,
+                                  "bus": drive["bus"]}, **drive.get("props", {})))
+    log("%s: device_add %s (%s) on %s" % (node["name"], drive["id"], drive["serial"], drive["bus"]))
+    if wait:
+        wait_guest_drive(node, drive, present=True)
+        log("%s: %s (%s) is back" % (node["name"], drive["id"], drive["serial"]))
+
+
+def tool(node, name, action):
+    """Make a tool absent from the node (its binaries renamed NAME.nvmelab-hidden) or put it back."""
+    if not name or "/" in name or not all(c.isalnum() or c in "._-+" for c in name):
+        die("tool %r: give a command name (nvme, fio, ...)" % name)
+    dirs = "/usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin"
+    if action == "hide":
+        script = ('for d in %s; do [ -L "$d" ] && continue; [ -e "$d/%s" ] && mv "$d/%s" "$d/%s%s"; done; '
+                  '! command -v %s' % (dirs, name, name, name, HIDDEN_SUFFIX, name))
+    else:
+        script = ('for d in %s; do [ -L "$d" ] && continue; [ -e "$d/%s%s" ] && mv "$d/%s%s" "$d/%s"; done; '
+                  'command -v %s' % (dirs, name, HIDDEN_SUFFIX, name, HIDDEN_SUFFIX, name, name))
+    proc = subprocess.run(ssh_argv(node, [script]), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=60, check=False)
+    if proc.returncode != 0:
+        die("%s: tool %s %s failed: %s" % (node["name"], name, action, proc.stdout.strip()))
+    log("%s: %s %s" % (node["name"], name, "is absent" if action == "hide" else "is back at " + proc.stdout.strip()))
+
+
+def set_sysctl(node, assignment):
+    key, eq, value = assignment.partition("=")
+    if not eq or not key or not all(c.isalnum() or c in "._-/" for c in key) or not value.strip():
+        die("sysctl %r: give KEY=VALUE (kernel.io_uring_disabled=2)" % assignment)
+    proc = subprocess.run(ssh_argv(node, ["sysctl", "-w", "%s=%s" % (key, value.strip())]), stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=60,
+                          check=False)
+    if proc.returncode != 0:
+        die("%s: sysctl -w %s failed: %s" % (node["name"], assignment, proc.stdout.strip()))
+    log("%s: %s" % (node["name"], proc.stdout.strip()))
+
+
 def find_drive(node, drive_id):
     for drive in node["drives"]:
         if drive_id in (drive["id"], drive["serial"]):
@@ -742,6 +880,9 @@ def main(argv=None):
     p.add_argument("--memory", type=int, default=2048)
     p.add_argument("--cpus", type=int, default=2)
     p.add_argument("--instance-config", help="also write Molecule's instance_config.yml here")
+    p.add_argument("--neighbour-drives", type=int, default=0,
+                   help="extra plain drives (nbr1..., serials NBR0001...) that are not data drives")
+    p.add_argument("--neighbour-size", default="256M")
     p.add_argument("--drive-model", action="append",
                    help="[DRIVE:]PROFILE or [DRIVE:]latency=MS,ceiling=SIZE[,parallel=N,read_latency=MS,mdts=N]"
                         " (repeatable; profiles: %s)" % ", ".join(sorted(DRIVE_MODELS)))
@@ -760,10 +901,22 @@ def main(argv=None):
     p.add_argument("node")
     p.add_argument("drive")
     p.add_argument("value", type=int)
-    p = sub.add_parser("hot-remove", help="device_del a data drive")
+    for cmd, what in (("hot-remove", "device_del a data or neighbour drive"),
+                      ("hot-add", "plug a hot-removed drive back (same serial, bytes and root port)")):
+        p = sub.add_parser(cmd, help=what)
+        p.add_argument("--state-dir", required=True)
+        p.add_argument("node")
+        p.add_argument("drive")
+        p.add_argument("--wait", action="store_true", help="return once the node's kernel agrees")
+    p = sub.add_parser("tool", help="make a tool absent from a node (hide) or put it back (restore)")
     p.add_argument("--state-dir", required=True)
     p.add_argument("node")
-    p.add_argument("drive")
+    p.add_argument("tool")
+    p.add_argument("action", choices=["hide", "restore"])
+    p = sub.add_parser("sysctl", help="sysctl -w KEY=VALUE on a node")
+    p.add_argument("--state-dir", required=True)
+    p.add_argument("node")
+    p.add_argument("assignment", metavar="KEY=VALUE")
     p = sub.add_parser("reboot", help="reboot a node and wait for SSH")
     p.add_argument("--state-dir", required=True)
     p.add_argument("node")
@@ -810,15 +963,22 @@ def main(argv=None):
         return subprocess.call(ssh_argv(node, command or None))
     if args.cmd == "critical-warning":
         drive = find_drive(node, args.drive)
-        qmp(node, "qom-set", {"path": drive["id"], "property": "smart_critical_warning", "value": args.value})
+        # The absolute path: a partial one ("data1") is ambiguous, the controller's NVMe bus has the same name.
+        qmp(node, "qom-set", {"path": "/machine/peripheral/" + drive["id"], "property": "smart_critical_warning",
+                              "value": args.value})
         log("%s %s smart_critical_warning=%d" % (node["name"], drive["id"], args.value))
         return 0
     if args.cmd == "hot-remove":
-        drive = find_drive(node, args.drive)
-        if drive["os_drive"]:
-            die("%s is the OS drive of %s: refusing to remove it" % (drive["id"], node["name"]))
-        qmp(node, "device_del", {"id": drive["id"]})
-        log("%s: device_del %s requested" % (node["name"], drive["id"]))
+        hot_remove(node, args.drive, args.wait)
+        return 0
+    if args.cmd == "hot-add":
+        hot_add(node, args.drive, args.wait)
+        return 0
+    if args.cmd == "tool":
+        tool(node, args.tool, args.action)
+        return 0
+    if args.cmd == "sysctl":
+        set_sysctl(node, args.assignment)
         return 0
     if args.cmd == "throttle":
         throttle(node, args.drive, args.value)

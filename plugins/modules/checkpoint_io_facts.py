@@ -1574,6 +1574,11 @@ def main():
         etc_root=params['etc_root'],
     )
     facts = gather_facts(ctx, params)
+    nvme = facts.get('nvme') or {}
+    if params['use_nvme_cli'] and nvme.get('controllers') and not (nvme.get('nvme_cli') or {}).get('path'):
+        module.warn('nvme-cli (nvme) is not installed: the NVMe facts come from sysfs alone (the id-ctrl, smart-log '
+                    'and get-feature facts are null; a critical warning is seen through the kernel\'s temperature '
+                    'alarm only) and the tuning goes on. Install nvme-cli (apt-get install nvme-cli) for them.')
     module.exit_json(changed=False, ansible_facts={'checkpoint_io': facts})
 
 

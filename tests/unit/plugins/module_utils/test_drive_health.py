@@ -1,0 +1,133 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A measurement's preconditions and the drives' health around it (module_utils/drive_health.py, filter
+drive_health), over facts shaped as checkpoint_io_facts returns them. The lab's fault suite
+(tests/lab/test_faults.py) raises the same faults on real nodes."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.filter.health import FilterModule
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import drive_health as h
+
+WWID1 = 'nvme.1b36-4441544130303031-51454d55204e564d65204374726c-00000001'
+WWID2 = 'nvme.1b36-4441544130303032-51454d55204e564d65204374726c-00000001'
+DIRS = ['/mnt/checkpoints/runs']
+
+
+def _ns(name, ctrl, wwid, mount_points=(), holders=()):
+    return {'name': name, 'controllers': [ctrl], 'wwid': wwid, 'mount_points': list(mount_points),
+            'holders': list(holders)}
+
+
+def _heat(ctrl, warning=0, media_errors=0, alarm=False):
+    bits = {'temperature_threshold': bool(warning & 2), 'available_spare': bool(warning & 1)}
+    return {'name': ctrl, 'critical_warning': warning, 'critical_warning_bits': bits, 'temp_alarm': alarm,
+            'media_errors': media_errors}
+
+
+def facts(fio='/usr/bin/fio', disabled=None):
+    """A node with the OS drive on / and an md RAID0 of two data drives under an XFS holding DIRS."""
+    return {
+        'schema_version': 1,
+        'nvme': {
+            'controllers': [{'name': 'nvme0', 'serial': 'OS0001'}, {'name': 'nvme1', 'serial': 'DATA0001'},
+                            {'name': 'nvme2', 'serial': 'DATA0002'}],
+            'namespaces': [_ns('nvme0n1', 'nvme0', 'nvme.os', mount_points=['/']),
+                           _ns('nvme1n1', 'nvme1', WWID1, holders=['md127']),
+                           _ns('nvme2n1', 'nvme2', WWID2, holders=['md127'])],
+        },
+        'thermal': {'controllers': [_heat('nvme0'), _heat('nvme1'), _heat('nvme2')]},
+        'xfs': {'filesystems': [{'kernel_name': 'md127', 'mount_point': '/mnt/checkpoints', 'checkpoint_paths': DIRS,
+                                 'md': {'members': ['nvme1n1', 'nvme2n1']}}]},
+        'io_uring': {'fio_path': fio, 'io_uring_disabled': disabled},
+    }
+
+
+def test_the_drives_behind_an_xfs_on_md_are_its_members_not_the_os_drive():
+    got = h.health(facts(), DIRS, 'io_uring')
+    assert got['problems'] == []
+    assert [(d['serial'], d['name'], d['wwid'], d['critical_warning']) for d in got['drives']] == [
+        ('DATA0001', 'nvme1n1', WWID1, 0), ('DATA0002', 'nvme2n1', WWID2, 0)]
+
+
+def test_a_directory_on_no_xfs_is_on_the_namespace_mounted_deepest_above_it():
+    node = facts()
+    node['nvme']['namespaces'][2]['mount_points'] = ['/data']
+    assert [d['serial'] for d in h.health(node, ['/data/ckpt', '/srv'], None)['drives']] == ['DATA0002', 'OS0001']
+
+
+def test_fio_missing_and_io_uring_disabled_for_everyone_stop_the_measurement_saying_what_to_do():
+    problems = h.health(facts(fio=None, disabled=2), DIRS, 'io_uring')['problems']
+    assert len(problems) == 2
+    assert problems[0].startswith('fio is not installed (not in PATH)') and 'apt-get install fio' in problems[0]
+    assert problems[1].startswith('kernel.io_uring_disabled=2: io_uring is disabled for every process, root included')
+    assert 'checkpoint_io_verify_ioengine: libaio' in problems[1]
+    # libaio does not need io_uring; disabled=1 lets root (the verification's fio) use it
+    assert h.health(facts(disabled=2), DIRS, 'libaio')['problems'] == []
+    assert h.health(facts(disabled=1), DIRS, 'io_uring')['problems'] == []
+
+
+def test_a_critical_warning_before_the_write_stops_it_naming_drive_and_bits():
+    node = facts()
+    node['thermal']['controllers'][1] = _heat('nvme1', warning=2)
+    problems = h.health(node, DIRS, 'io_uring')['problems']
+    assert problems == ['DATA0001 (nvme1n1) reports critical warning 0x02 (temperature above or below a threshold) '
+                        'before the checkpoint write: a measurement now measures a drive in distress, not the tuning. '
+                        'Read its log (nvme smart-log /dev/nvme1), cool, fix or replace the drive, then run again']
+
+
+def test_without_nvme_cli_the_hwmon_alarm_stands_for_the_temperature_bit():
+    node = facts()
+    node['thermal']['controllers'][2] = dict(_heat('nvme2', alarm=True), critical_warning=None,
+                                             critical_warning_bits=None, media_errors=None)
+    drives = h.health(node, DIRS, 'io_uring')['drives']
+    assert drives[1]['critical_warning'] == 2 and drives[1]['warnings'] == ['temperature above or below a threshold']
+
+
+def test_after_the_write_a_drive_gone_a_warning_raised_and_media_errors_void_the_measurement():
+    before = h.health(facts(), DIRS, 'io_uring')['drives']
+    assert h.health(facts(), before=before) == {'drives': before, 'problems': []}
+    now = facts()
+    del now['nvme']['namespaces'][2]
+    now['thermal']['controllers'][1] = _heat('nvme1', warning=2, media_errors=3)
+    got = h.health(now, before=before)
+    assert got['drives'][1] is None
+    assert [p.split(':')[0] for p in got['problems']] == [
+        'DATA0001 (nvme1n1) raised critical warning 0x02 (temperature above or below a threshold) while the '
+        'checkpoint was written',
+        'DATA0001 (nvme1n1) counted 3 media errors while the checkpoint was written (smart-log media_errors 0 -> 3)',
+        'DATA0002 (nvme2n1), a drive the checkpoint directory is on, left the node while the checkpoint was written '
+        '(hot-removed, reset or dead; WWID %s)' % WWID2]
+    assert all(p.endswith('then run again') for p in got['problems'])
+    assert 'the measurement is void and is not published' in got['problems'][0]
+    assert 'the write failed' in h.health(now, before=before, failed=True)['problems'][0]
+
+
+def test_a_drive_back_under_another_name_is_the_same_drive_by_serial_and_wwid():
+    before = h.health(facts(), DIRS, 'io_uring')['drives']
+    now = copy.deepcopy(facts())
+    now['nvme']['namespaces'][2]['name'] = 'nvme3n1'
+    now['nvme']['namespaces'][2]['controllers'] = ['nvme3']
+    now['nvme']['controllers'][2]['name'] = 'nvme3'
+    now['thermal']['controllers'][2]['name'] = 'nvme3'
+    got = h.health(now, before=before)
+    assert got['problems'] == [] and got['drives'][1]['name'] == 'nvme3n1'
+    # another drive with the same serial but another WWID is not the same drive
+    now['nvme']['namespaces'][2]['wwid'] = 'nvme.other'
+    assert 'left the node' in h.health(now, before=before)['problems'][0]
+
+
+def test_the_filter_names_itself_on_bad_input():
+    drive_health = FilterModule().filters()['drive_health']
+    with pytest.raises(AnsibleFilterError, match='drive_health: before: expected the drives'):
+        drive_health(facts(), before='nvme1n1')
+    with pytest.raises(AnsibleFilterError, match='drive_health: expected the whole ansible_facts.checkpoint_io'):
+        drive_health({'namespaces': []}, DIRS)
