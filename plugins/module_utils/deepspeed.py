@@ -109,8 +109,8 @@ def effective_aio(section):
             warnings.append(IGNORED_KEYS[key])
             unknown.append(key)
         elif key not in KNOWN_KEYS:
-            warnings.append('aio.%s is not an aio key DeepSpeed %s reads (it does not check unknown keys): a '
-                            'misspelling, or a key of a later DeepSpeed; kept' % (key, IGNORED_KEYS_READ_FROM))
+            warnings.append('aio.%s is not a DeepSpeed aio key (DeepSpeed %s does not read it, nor check unknown '
+                            'keys): a misspelling, or a key of a later DeepSpeed; kept' % (key, IGNORED_KEYS_READ_FROM))
             unknown.append(key)
 
     string_bools = []

@@ -432,7 +432,7 @@ def test_keys_deepspeed_may_read_later_are_kept(capsys, node):
     rc, out = run(capsys, node, aio={'queue_depth': 16})
     assert rc == 0 and out['removed_keys'] == ['num_threads']
     assert node.config()['aio'] == {'queue_depth': 16, 'use_io_uring': True}
-    assert any('aio.use_io_uring is not an aio key DeepSpeed' in w for w in out['warnings_found'])
+    assert any('aio.use_io_uring is not a DeepSpeed aio key' in w for w in out['warnings_found'])
 
 
 def test_the_results_report_the_safety_of_the_path(capsys, node):
