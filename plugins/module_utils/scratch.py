@@ -45,6 +45,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import st
 RECORD = 'scratch'
 RUN_PREFIX = '.checkpoint_io.'
 MAX_LINKS = 40
+MAKE_ATTEMPTS = 5
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 BOOT_ID = '/proc/sys/kernel/random/boot_id'
@@ -292,9 +293,11 @@ def _key(entry):
 class RunDir(object):
     """A directory made for one run, with the files made in it (their descriptors open until :meth:`close`)."""
 
-    def __init__(self, target, name, state_dir, writer):
+    def __init__(self, target, label, state_dir, writer):
         self.target = target
-        self.name = name
+        self.label = label
+        self.name = run_name(label)
+        self.swapped = []
         self.state_dir = state_dir
         self.writer = writer
         self.fd = None
@@ -302,7 +305,7 @@ class RunDir(object):
         self.files = {}
         self.order = []
         self.done = False
-        self.key = '%s/%s' % (target.real.rstrip('/'), name)
+        self.key = '%s/%s' % (target.real.rstrip('/'), self.name)
 
     @property
     def path(self):
@@ -338,28 +341,43 @@ class RunDir(object):
                 runs[self.key] = dict(runs[self.key], owner=owner)
         _update(self.state_dir, self.writer, change)
 
+    def _make_dir(self, files, owner, run_id):
+        """Record, mkdir and open the run directory. A user who owns the parent may rename it away (and plant
+        something under its name) between the mkdir and the open: then it is left where they put it (empty, owned
+        by root, mode 0700: never a place anything is written), listed in ``swapped``, and a new name is tried."""
+        for _attempt in range(MAKE_ATTEMPTS):
+            entry = {'parent': self.target.real, 'parent_dev': self.target.dev, 'parent_ino': self.target.ino,
+                     'name': self.name, 'dev': None, 'ino': None, 'uid': os.geteuid(),
+                     'files': dict((name, None) for name, _size in files), 'owner': owner, 'run_id': run_id,
+                     'writer': self.writer, 'created_at': state_store.utc_now()}
+            # Recorded first: a run killed at any point below leaves a record the reaper can follow.
+            _update(self.state_dir, self.writer, lambda runs: runs.__setitem__(self.key, entry))
+            try:
+                os.mkdir(self.name, 0o700, dir_fd=self.target.fd)
+            except OSError as exc:
+                raise ScratchError('cannot make the run directory %s: %s' % (self.key, os.strerror(exc.errno)))
+            try:
+                fd = os.open(self.name, DIR_FLAGS | os.O_NOFOLLOW, dir_fd=self.target.fd)
+            except OSError:
+                fd = None
+            info = os.fstat(fd) if fd is not None else None
+            # Only root could have made a root-owned directory there; an empty one is this run's (or an earlier
+            # attempt's, renamed back by the user).
+            if info is not None and info.st_uid == os.geteuid() and stat.S_ISDIR(info.st_mode) and not os.listdir(fd):
+                self.fd = fd
+                return info
+            if fd is not None:
+                os.close(fd)
+            self.swapped.append(self.key)
+            _update(self.state_dir, self.writer, lambda runs, key=self.key: runs.pop(key, None))
+            self.name = run_name(self.label)
+            self.key = '%s/%s' % (self.target.real.rstrip('/'), self.name)
+        raise ScratchError('the run directory in %s was renamed away right after it was made, %d times (%s): another '
+                           'user is racing the run; refusing' % (self.target.real, MAKE_ATTEMPTS,
+                                                                 ', '.join(self.swapped)))
+
     def _make(self, files, owner, run_id):
-        entry = {'parent': self.target.real, 'parent_dev': self.target.dev, 'parent_ino': self.target.ino,
-                 'name': self.name, 'dev': None, 'ino': None, 'uid': os.geteuid(),
-                 'files': dict((name, None) for name, _size in files), 'owner': owner, 'run_id': run_id,
-                 'writer': self.writer, 'created_at': state_store.utc_now()}
-        # Recorded first: a run killed at any point below leaves a record the reaper can follow.
-        _update(self.state_dir, self.writer, lambda runs: runs.__setitem__(self.key, entry))
-        try:
-            os.mkdir(self.name, 0o700, dir_fd=self.target.fd)
-        except OSError as exc:
-            raise ScratchError('cannot make the run directory %s: %s' % (self.key, os.strerror(exc.errno)))
-        try:
-            self.fd = os.open(self.name, DIR_FLAGS | os.O_NOFOLLOW, dir_fd=self.target.fd)
-        except OSError as exc:
-            raise ScratchError('the run directory %s was replaced right after it was made (%s); refusing'
-                               % (self.key, os.strerror(exc.errno)))
-        info = os.fstat(self.fd)
-        if info.st_uid != os.geteuid() or not stat.S_ISDIR(info.st_mode):
-            os.close(self.fd)
-            self.fd = None
-            raise ScratchError('the run directory %s was replaced right after it was made (now owned by uid %d); '
-                               'refusing' % (self.key, info.st_uid))
+        info = self._make_dir(files, owner, run_id)
         os.fchmod(self.fd, 0o700)
         self.dev, self.ino = info.st_dev, info.st_ino
         made = {}
@@ -428,7 +446,7 @@ def create(target, label, files, state_dir, owner=None, run_id=None, writer='che
     The run is recorded in ``state_dir`` first (record ``scratch``), with ``owner`` (default: this process) and
     ``run_id`` (the lease's run). Anything made before a failure is removed again.
     """
-    run = RunDir(target, run_name(label), state_dir, writer)
+    run = RunDir(target, label, state_dir, writer)
     try:
         run._make(files, owner or process_owner(), run_id)
     except ScratchError:
@@ -496,10 +514,12 @@ def _remove_dir(parent_fd, name, dev, ino, attempts=20):
 
 
 def safety(targets, runs=()):
-    """What the module returns about where it wrote: the components another user can write and how the run is
-    made safe despite them."""
+    """What the module returns about where it wrote: the components another user can write, how the run is made
+    safe despite them, and the run directories another user renamed away right after they were made (left empty
+    where that user put them)."""
     return {'writable_components': [dict(c, directory=t.path) for t in targets for c in t.writable],
             'run_dirs': [run.path for run in runs],
+            'swapped_run_dirs': [key for run in runs for key in run.swapped],
             'made_safe_by': MADE_SAFE_BY % os.geteuid()}
 
 

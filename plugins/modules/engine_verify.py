@@ -133,6 +133,13 @@ safety:
       type: list
       elements: str
       returned: always
+    swapped_run_dirs:
+      description: Run directories another user renamed away in the moment between their mkdir and their open;
+        the run made another one, and these stay where that user put them, empty, owned by root, mode 0700.
+      type: list
+      elements: str
+      returned: always
+      sample: []
     made_safe_by:
       description: How the write is made safe.
       type: str

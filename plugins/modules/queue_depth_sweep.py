@@ -409,6 +409,13 @@ safety:
       elements: str
       returned: always
       sample: [/mnt/ckpt0/bench/.checkpoint_io.sweep.0c1d2e3f4a5b]
+    swapped_run_dirs:
+      description: Run directories another user renamed away in the moment between their mkdir and their open;
+        the run made another one, and these stay where that user put them, empty, owned by root, mode 0700.
+      type: list
+      elements: str
+      returned: always
+      sample: []
     made_safe_by:
       description: How the sweep is made safe despite them.
       type: str

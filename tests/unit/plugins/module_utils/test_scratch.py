@@ -211,3 +211,28 @@ def test_owner_alive_follows_pid_start_time_and_boot(tmp_path):
     assert not scratch.owner_alive(dict(me, boot_id='another boot'))
     assert not scratch.owner_alive(dead_owner())
     assert not scratch.owner_alive({'session': 999999999, 'boot_id': scratch.boot_id()})
+
+
+def test_a_run_directory_renamed_away_before_it_is_opened_is_replaced_by_a_new_one(tree, state, monkeypatch):
+    """The user's rename in the moment between mkdir and open (planting a symlink to /etc under the name): the
+    run makes another directory, reports the swapped one and never writes through the name."""
+    real_mkdir = os.mkdir
+    swaps = []
+
+    def mkdir_then_swap(name, mode=0o777, dir_fd=None):
+        real_mkdir(name, mode, dir_fd=dir_fd)
+        if not swaps and dir_fd is not None:  # the run directory (the state store's is made by path)
+            os.rename(name, 'moved', src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            os.symlink('/etc', name, dir_fd=dir_fd)
+            swaps.append(name)
+    monkeypatch.setattr(scratch.os, 'mkdir', mkdir_then_swap)
+    run = scratch.create(scratch.open_dir(str(tree / 'user')), 'x', [('rank_0.ckpt', MIB)], state)
+    try:
+        assert run.swapped == [str(tree / 'user' / swaps[0])] and run.safety()['swapped_run_dirs'] == run.swapped
+        assert os.path.basename(run.path) != swaps[0] and os.path.isfile(run.file_path('rank_0.ckpt'))
+        assert list(state_store.read_record(state, 'scratch')) == [run.path]
+    finally:
+        run.cleanup()
+    left = sorted(os.listdir(str(tree / 'user')))
+    assert left == sorted(['moved', swaps[0]]) and os.listdir(str(tree / 'user' / 'moved')) == []
+    assert os.readlink(str(tree / 'user' / swaps[0])) == '/etc'
