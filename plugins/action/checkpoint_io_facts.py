@@ -26,7 +26,9 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         result = super(ActionModule, self).run(tmp, task_vars)
         args = dict(self._task.args)
-        merge = boolean(args.get('merge', True), strict=False)
+        # null is the default (merge); a value that is not a boolean is refused by the module (nothing merged then)
+        merge = args.get('merge')
+        merge = True if merge is None else boolean(merge, strict=False)
         result.update(self._execute_module(module_name='ai_storage.checkpoint_io.checkpoint_io_facts',
                                            module_args=args, task_vars=task_vars))
         new = (result.get('ansible_facts') or {}).get('checkpoint_io')

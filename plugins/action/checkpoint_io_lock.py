@@ -94,10 +94,17 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         result = super(ActionModule, self).run(tmp, task_vars)
         args = dict(self._task.args)
+        given = args.get('owner')
+        if given is not None and not isinstance(given, dict):
+            result.update(failed=True, msg='owner: %r is not a dict (user, controller, controller_pid, playbook); '
+                                           'leave it out, the action plugin fills it in' % (given,))
+            return result
         run_id, owner = run_identity()
-        args.setdefault('run_id', run_id)
+        if args.get('run_id') is None:
+            args['run_id'] = run_id
         playbook = task_vars.get('ansible_play_name') or ''
-        args['owner'] = dict(owner, playbook=playbook, **(args.get('owner') or {}))
+        args['owner'] = dict(owner, playbook=playbook,
+                             **dict((str(key), value) for key, value in (given or {}).items()))
         module = 'ai_storage.checkpoint_io.checkpoint_io_lock'
         out = self._execute_module(module_name=module, module_args=args, task_vars=task_vars)
         holder = out.get('holder')

@@ -35,6 +35,7 @@ __metaclass__ = type
 import datetime
 import errno
 import os
+import re
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts.block_facts import (
     module_params,
@@ -50,7 +51,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs imp
     read_str,
     realpath,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size, to_bool
 
 # Write order: scheduler before nr_requests (the switch resets nr_requests),
 # max_sectors_kb before read_ahead_kb (a limits commit may reset read-ahead).
@@ -379,3 +380,125 @@ def drop_record(state_dir, key):
     except state_store.StateError as exc:
         raise ValueError(str(exc))
     return changed
+
+
+# --- the block_layer role's variables ---------------------------------------------------------------------------
+ROLE_PREFIX = 'block_layer_'
+NVME_IO_QUEUE_DEPTH = (2, 4095)   # the nvme driver's io_queue_depth range
+REBOOT_TIMEOUT = (1, 86400)
+NAME_MAX = 255
+PATH_MAX = 4096
+_HOLDER_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.:-]{0,31}$')
+
+
+def _as_int(value):
+    """An int from an int or a string of digits (inventory values are often strings); None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and re.match(r'^\s*-?\d+\s*$', value):
+        return int(value)
+    return None
+
+
+def _check_int(errors, name, value, low, high, unset_ok=True, what=''):
+    if value is None:
+        if not unset_ok:
+            errors.append('%s: null is not allowed (%d to %d%s)' % (name, low, high, what))
+        return
+    number = _as_int(value)
+    if number is None:
+        errors.append('%s: %r is not a whole number (%d to %d%s)' % (name, value, low, high, what))
+    elif number < low:
+        errors.append('%s: %d is below %d (%d to %d%s)' % (name, number, low, low, high, what))
+    elif number > high:
+        errors.append('%s: %d is above %d (%d to %d%s)' % (name, number, high, low, high, what))
+
+
+def _check_file(errors, name, value, suffix, reader):
+    if not isinstance(value, str) or not value.strip():
+        errors.append('%s: %r is not a file path' % (name, value))
+        return
+    if '\n' in value or '\0' in value:
+        errors.append('%s: %r holds a newline or NUL, which no path the role writes may hold' % (name, value))
+    elif not value.startswith('/') or os.path.normpath(value) == '/':
+        errors.append('%s: %r is not an absolute path' % (name, value))
+    elif not value.endswith(suffix):
+        errors.append('%s: %r does not end in %s: %s reads only *%s files' % (name, value, suffix, reader, suffix))
+    elif len(value.encode('utf-8')) >= PATH_MAX or any(len(part.encode('utf-8')) > NAME_MAX
+                                                        for part in value.split('/')):
+        errors.append('%s: %r is longer than a path may be (%d bytes a name, %d a path)'
+                      % (name, value[:80], NAME_MAX, PATH_MAX - 1))
+
+
+def _check_list(errors, name, value, item_ok, what, items):
+    if not isinstance(value, (list, tuple)):
+        errors.append('%s: %r is not a list of %s' % (name, value, items))
+        return
+    for index, item in enumerate(value):
+        if not isinstance(item, str) or not item_ok(item):
+            errors.append('%s[%d]: %r is not %s' % (name, index, item, what))
+
+
+ROLE_VARIABLES = ('block_layer_state', 'block_layer_scheduler', 'block_layer_nr_requests', 'block_layer_read_ahead',
+                  'block_layer_max_sectors_kb', 'block_layer_nomerges', 'block_layer_rq_affinity',
+                  'block_layer_persist', 'block_layer_udev_rule_path', 'block_layer_nvme_io_queue_depth',
+                  'block_layer_modprobe_file', 'block_layer_reboot_ok', 'block_layer_reboot_timeout',
+                  'block_layer_allow_mounted_by', 'block_layer_allow_held_by')
+
+
+def role_input_errors(values):
+    """The block_layer role's variables ``values`` ({name: value}) checked before the role gathers or changes
+    anything: a message per bad value naming the variable, the value and the limit, and one per block_layer_*
+    variable the role does not have (a misspelt name would otherwise be ignored). What depends on a drive (its tag
+    depth, max_hw_sectors_kb, the schedulers it offers) is checked per drive by the module afterwards."""
+    errors = []
+    get = values.get
+    for name in sorted(values):
+        if name.startswith(ROLE_PREFIX) and name not in ROLE_VARIABLES + ('block_layer_reboot_required',):
+            close = [known for known in ROLE_VARIABLES if known.startswith(name[:len(name) - 2])]
+            errors.append('%s is not a variable of the block_layer role%s' % (
+                name, ' (did you mean %s?)' % close[0] if close else ''))
+    state = get('block_layer_state')
+    if state not in ('present', 'absent'):
+        errors.append('block_layer_state: %r is not present or absent' % (state,))
+    scheduler = get('block_layer_scheduler')
+    if scheduler is not None and scheduler not in KNOWN_SCHEDULERS:
+        errors.append('block_layer_scheduler: %r is not one of %s (or null to leave it)'
+                      % (scheduler, ', '.join(KNOWN_SCHEDULERS)))
+    _check_int(errors, 'block_layer_nr_requests', get('block_layer_nr_requests'), MIN_NR_REQUESTS, UINT_MAX,
+               what="; the drive's tag depth with scheduler none, %d with a scheduler" % MAX_SCHED_NR_REQUESTS)
+    read_ahead = get('block_layer_read_ahead')
+    if read_ahead is not None:
+        try:
+            size = parse_size(read_ahead, 'block_layer_read_ahead')
+            if size % 1024:
+                errors.append('block_layer_read_ahead: %r is %d bytes, not a whole number of KiB' % (read_ahead, size))
+            elif size // 1024 > UINT_MAX:
+                errors.append('block_layer_read_ahead: %r is %d KiB, above %d KiB, the largest read_ahead_kb the '
+                              'kernel takes' % (read_ahead, size // 1024, UINT_MAX))
+        except ValueError as exc:
+            errors.append(str(exc))
+    _check_int(errors, 'block_layer_max_sectors_kb', get('block_layer_max_sectors_kb'), page_size_kb(), UINT_MAX,
+               what=" KiB; at most the drive's max_hw_sectors_kb")
+    for key in ('block_layer_nomerges', 'block_layer_rq_affinity'):
+        _check_int(errors, key, get(key), 0, 2)
+    for key in ('block_layer_persist', 'block_layer_reboot_ok'):
+        value = get(key)
+        try:
+            to_bool(value, key)
+        except ValueError:
+            errors.append('%s: %r is not true or false' % (key, value))
+    _check_file(errors, 'block_layer_udev_rule_path', get('block_layer_udev_rule_path'), '.rules', 'udev')
+    _check_file(errors, 'block_layer_modprobe_file', get('block_layer_modprobe_file'), '.conf', 'modprobe')
+    _check_int(errors, 'block_layer_nvme_io_queue_depth', get('block_layer_nvme_io_queue_depth'),
+               *NVME_IO_QUEUE_DEPTH, what=', the nvme driver\'s io_queue_depth')
+    _check_int(errors, 'block_layer_reboot_timeout', get('block_layer_reboot_timeout'), *REBOOT_TIMEOUT,
+               unset_ok=False, what=' seconds')
+    _check_list(errors, 'block_layer_allow_mounted_by', get('block_layer_allow_mounted_by'),
+                lambda item: item.startswith('/') and '\n' not in item, 'an absolute mount point', 'mount points')
+    _check_list(errors, 'block_layer_allow_held_by', get('block_layer_allow_held_by'),
+                lambda item: _HOLDER_RE.match(item) is not None, 'a kernel device name such as md127',
+                'kernel device names')
+    return errors

@@ -326,3 +326,345 @@ MODULES = {
         },
     },
 }
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# The shared checkpoint_io_* variables (plugins/module_utils/inputs.py): the preflight role checks them first.
+def inputs_spec(name):
+    """The table entry of one shared variable from its kind in inputs.SPEC; None for a kind this table does not
+    know (the completeness test then names the variable)."""
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.inputs import SPEC
+    if name not in SPEC:
+        return None
+    kind, default, limits, _doc = SPEC[name]
+    if name in INPUT_OVERRIDES:
+        return INPUT_OVERRIDES[name]
+    null = {'null': 'accept'}
+    if kind == 'int':
+        return dict(null, type='int', range=limits[:2])
+    if kind == 'depth':
+        return dict(null, type='depth', range=limits[:2],
+                    extra=[{'kind': 'auto', 'value': 'auto', 'expect': 'accept', 'reason': 'the depth sweep'}])
+    if kind == 'number':
+        return dict(null, type='float', range=limits[:2])
+    if kind == 'bool':
+        return dict(null, type='bool')
+    if kind == 'size':
+        return dict(null, type='size')
+    if kind == 'choice':
+        return dict(null, type='choice', choices=list(limits))
+    if kind == 'str':
+        return dict(null, type='text', refuse={'list': None, 'dict': None, 'empty': None})
+    if kind == 'path':
+        return dict(null, type='path', path='dir', accept={'missing': 'made on the first write'})
+    if kind == 'paths':
+        return dict(null, type='list', elements='path', path='dir', accept={'empty': 'no path: the plays decide'})
+    if kind == 'dict':
+        return dict(null, type='dict', accept={'empty': 'an empty selection: refused by the roles\' drive selection'})
+    return None
+
+
+TEXT_OK = dict((kind, ROLE_OK) for kind in ('newline', 'nonascii', 'huge'))
+INPUT_OVERRIDES = {
+    'checkpoint_io_training_user': {
+        'null': 'accept', 'type': 'text', 'refuse': {'list': None, 'dict': None, 'empty': None, 'newline': None,
+                                                   'huge': '32'},
+        'accept': {'nonascii': 'a user name is looked up on the node (refused there when missing)'}},
+    'checkpoint_io_checkpoint_dir': {
+        'null': 'accept', 'type': 'text',
+        'refuse': {'list': None, 'dict': None, 'empty': None},
+        'extra': [{'kind': 'relative', 'value': 'relative/ckpt'}]},
+    'checkpoint_io_hosts': {'null': 'accept', 'type': 'text', 'refuse': {'list': None, 'dict': None, 'empty': None}},
+    'checkpoint_io_report_dir': {'null': 'accept', 'type': 'text',
+                                 'refuse': {'list': None, 'dict': None, 'empty': None}},
+    'checkpoint_io_lock_take_over': {'null': 'accept', 'type': 'text',
+                                     'refuse': {'list': None, 'dict': None, 'empty': None}},
+    'checkpoint_io_checkpoint_paths': {'null': 'accept', 'type': 'list', 'elements': 'path', 'path': 'read',
+                                       'accept': {'empty': 'every XFS mount'}},
+    'checkpoint_io_deepspeed_configs': {'null': 'accept', 'type': 'list', 'elements': 'path', 'path': 'file',
+                                        'accept': {'empty': 'no DeepSpeed file'}},
+    'checkpoint_io_data_drives': {
+        'null': 'accept', 'type': 'dict',
+        'accept': {'empty': 'the roles\' drive selection refuses it naming the variable (selection.py)'},
+        'extra': [{'kind': 'typo_key', 'value': {'serial': ['DATA0001']}, 'expect_in': 'serial'},
+                  {'kind': 'serials_str', 'value': {'serials': 'DATA0001'}, 'expect': 'accept',
+                   'reason': 'a single serial: the selection takes a string as a list of one'}]},
+    'checkpoint_io_verify_total_size': {
+        'type': 'size', 'null': 'accept',
+        'accept': {'huge': 'capped by checkpoint_io_verify_free_share of the free space (documented)'}},
+    'checkpoint_io_serial': {
+        'type': 'raw', 'null': 'accept', 'accept': {'list': 'one host per batch'},
+        'extra': [{'kind': 'zero', 'value': 0}, {'kind': 'zero_percent', 'value': '0%'},
+                  {'kind': 'above_100_percent', 'value': '101%'}, {'kind': 'empty_list', 'value': []},
+                  {'kind': 'negative_batch', 'value': [1, -1]}, {'kind': 'float', 'value': 1.5},
+                  {'kind': 'canary', 'value': [1, '100%'], 'expect': 'accept', 'reason': 'a canary host, then all'}]},
+}
+
+
+# The shared variables are tried in full against module_utils/inputs.py in-process (target "inputs",
+# test_bad_input_inputs.py); through the roles that take them (ansible-playbook, one host per case) a few cases per
+# variable show the wiring: the role's argument spec and the preflight role's check refuse them, naming them.
+WIRING_KINDS = ('list', 'huge', 'other', 'el_relative', 'typo_key', 'above_100_percent', 'relative', 'negative')
+
+
+def shared(names, wiring=True, **more):
+    """Entries of the shared variables ``names`` (``more``: entries that differ in this role); ``wiring``: only the
+    WIRING_KINDS cases (at most two) of each."""
+    out = {}
+    for name in names:
+        spec = inputs_spec(name)
+        if spec is not None:
+            out[name] = dict(spec, wiring=WIRING_KINDS) if wiring else spec
+    out.update(more)
+    return out
+
+
+def _preflight_names():
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.inputs import SPEC
+    return list(SPEC)
+
+
+DATA_DRIVES = {
+    'null': 'refuse', 'refuse': {'empty': None},
+    'extra': [{'kind': 'typo_key', 'value': {'serial': ['DATA0001']}, 'expect_in': 'serial'},
+              {'kind': 'serials_empty', 'value': {'serials': []}},
+              {'kind': 'serials_null', 'value': {'serials': None}},
+              {'kind': 'serials_null_element', 'value': {'serials': [None]}},
+              {'kind': 'serials_nested', 'value': {'serials': [['DATA0001']]}},
+              {'kind': 'serials_newline', 'value': {'serials': ['DATA\n0001']}},
+              {'kind': 'serials_unknown', 'value': {'serials': ['NO-SUCH-SERIAL']}},
+              {'kind': 'models_bad_regex', 'value': {'models': ['[']}},
+              {'kind': 'models_dict', 'value': {'models': {'a': 1}}},
+              {'kind': 'devices_nonascii', 'value': {'devices': [u'/dev/nvme\u00e91n1']}},
+              {'kind': 'devices_partition', 'value': {'devices': ['/dev/nvme0n1p1']}},
+              {'kind': 'devices_os_drive', 'value': {'devices': ['/dev/nvme0n1']}},
+              {'kind': 'devices_relative', 'value': {'devices': ['../nvme1n1']}}],
+}
+SELECTOR = {'with': {'checkpoint_io_data_drives.devices': OMIT}, 'null': 'refuse',
+            'refuse': {'empty': None}, 'names': ['checkpoint_io_data_drives', 'serial', 'model', 'device']}
+DRIVES_SUB = {
+    'checkpoint_io_data_drives': DATA_DRIVES,
+    'checkpoint_io_data_drives.serials': SELECTOR,
+    'checkpoint_io_data_drives.models': dict(SELECTOR, extra=[{'kind': 'bad_regex', 'value': ['[']}]),
+    'checkpoint_io_data_drives.devices': dict(SELECTOR, **{'with': {}}),
+}
+STATE_NULL = {'null': 'refuse'}
+ROLE_PATH_FILE = {'type': 'path', 'path': 'file', 'null': 'refuse'}
+ROLE_MOUNTS = {'elements': 'str', 'accept': {'empty': 'the default: none'}, 'null': 'refuse',
+               'extra': [{'kind': 'el_relative', 'value': ['relative/mnt']}]}
+ROLE_HOLDERS = {'elements': 'str', 'accept': {'empty': 'the default: none'}, 'null': 'refuse',
+                'extra': [{'kind': 'el_slash', 'value': ['md/127']}]}
+
+ROLES = {
+    'block_layer': {
+        'base': {'checkpoint_io_data_drives': {'devices': ['/dev/nvme1n1']}, 'checkpoint_io_state_dir': '{tmp}/state',
+                 'block_layer_udev_rule_path': '{tmp}/udev/99-ckpt.rules',
+                 'block_layer_modprobe_file': '{tmp}/modprobe/ckpt.conf'},
+        'validate_tags': ['block_layer_validate'],
+        'entries': {'main': {'options': {
+            'checkpoint_io_data_drives': DATA_DRIVES,
+            'block_layer_state': STATE_NULL,
+            'block_layer_scheduler': {'choices': ['none', 'mq-deadline', 'kyber', 'bfq'],
+                                      'accept': {'null': 'null leaves the scheduler as found'}},
+            'block_layer_nr_requests': {'range': (4, 1023), 'limit': {'huge': '4294967295'}},
+            'block_layer_read_ahead': {'type': 'size', 'limit': {'huge': '4294967295'},
+                                       'accept': {'null': 'null leaves it as found'}},
+            'block_layer_max_sectors_kb': {'range': (4, 512), 'limit': {'huge': '4294967295'}},
+            'block_layer_nomerges': {'accept': {'null': 'null leaves it as found'}},
+            'block_layer_rq_affinity': {'accept': {'null': 'null leaves it as found'}},
+            'block_layer_persist': {'null': 'refuse'},
+            'block_layer_udev_rule_path': dict(ROLE_PATH_FILE, extra=[{'kind': 'not_rules', 'value': '{tmp}/x.conf',
+                                                                        'limit': '.rules'}]),
+            'block_layer_nvme_io_queue_depth': {'range': (2, 4095)},
+            'block_layer_modprobe_file': dict(ROLE_PATH_FILE, extra=[{'kind': 'not_conf', 'value': '{tmp}/x.rules',
+                                                                       'limit': '.conf'}]),
+            'block_layer_reboot_ok': {'null': 'refuse'},
+            'block_layer_reboot_timeout': {'range': (1, 86400), 'null': 'refuse'},
+            'block_layer_allow_mounted_by': ROLE_MOUNTS,
+            'block_layer_allow_held_by': ROLE_HOLDERS,
+            # a variable the role does not have (a '+' entry: no option of the spec)
+            '+block_layer_nr_request': {'type': 'none', 'extra': [
+                {'kind': 'misspelt', 'value': 512, 'expect_in': 'block_layer_nr_request is not a variable'}]},
+        }}},
+    },
+    'io_uring_engine': {
+        'base': {'checkpoint_io_data_drives': {'devices': ['/dev/nvme1n1']}, 'checkpoint_io_state_dir': '{tmp}/state',
+                 'io_uring_engine_training_user': 'trainer',
+                 'io_uring_engine_sysctl_file': '{tmp}/sysctl/90-io-uring.conf',
+                 'io_uring_engine_limits_file': '{tmp}/limits/90-io-uring.conf',
+                 'io_uring_engine_profile_file': '{tmp}/profile/engine_profile.json'},
+        'validate_tags': ['io_uring_engine_validate'],
+        'entries': {'main': {'options': dict(DRIVES_SUB, **{
+            'io_uring_engine_state': STATE_NULL,
+            'io_uring_engine_training_user': {'null': 'refuse', 'refuse': {'huge': '32'},
+                                              'extra': [{'kind': 'no_such_user', 'value': 'no-such-user-bad-input'}]},
+            'io_uring_engine_io_uring_disabled': {'accept': {'null': 'null leaves it as found'}},
+            'io_uring_engine_io_uring_group': {'accept': {'null': 'null leaves it as found'},
+                                               'extra': [{'kind': 'no_such_group', 'value': 'no-such-group-bad'}]},
+            'io_uring_engine_add_user_to_group': {'null': 'refuse'},
+            'io_uring_engine_sysctl_file': ROLE_PATH_FILE,
+            'io_uring_engine_memlock': {'type': 'size', 'accept': {'null': 'null: not managed'},
+                                        'extra': [{'kind': 'unlimited', 'value': 'unlimited', 'expect': 'accept',
+                                                   'reason': 'documented'}]},
+            'io_uring_engine_limits_file': ROLE_PATH_FILE,
+            'io_uring_engine_install_packages': {'null': 'refuse'},
+            'io_uring_engine_packages': {'accept': {'empty': 'nothing to install', 'null': 'the default packages'}},
+            'io_uring_engine_target_depth': {'range': (1, 4096), 'null': 'refuse'},
+            'io_uring_engine_block_size': {'type': 'size', 'null': 'refuse'},
+            'io_uring_engine_sqpoll': {'null': 'refuse'}, 'io_uring_engine_registerfiles': {'null': 'refuse'},
+            'io_uring_engine_fixedbufs': {'null': 'refuse'},
+            'io_uring_engine_cpus_per_drive': {'range': (1, 64), 'null': 'refuse'},
+            'io_uring_engine_exclude_cpus': {'elements': 'int', 'el_range': (0, 8191),
+                                             'accept': {'empty': 'the default: none'}, 'null': 'refuse'},
+            'io_uring_engine_profile_file': ROLE_PATH_FILE,
+            'io_uring_engine_allow_mounted_by': ROLE_MOUNTS,
+            'io_uring_engine_allow_held_by': ROLE_HOLDERS,
+            'io_uring_engine_verify': {'null': 'refuse'}, 'io_uring_engine_verify_fail': {'null': 'refuse'},
+            'io_uring_engine_verify_mode': STATE_NULL,
+            'io_uring_engine_verify_runtime': {'range': (1, 600), 'null': 'refuse'},
+            'io_uring_engine_verify_size': {'type': 'size', 'null': 'refuse'},
+        })}},
+    },
+    'deepspeed_config': {
+        'base': {'checkpoint_io_data_drives': {'devices': ['/dev/nvme1n1']}, 'checkpoint_io_state_dir': '{tmp}/state',
+                 'deepspeed_config_files': ['{tmp}/ds/ds_config.json'], 'deepspeed_config_use_gds': False},
+        'validate_tags': ['deepspeed_config_validate'],
+        'entries': {'main': {'options': {
+            'deepspeed_config_state': STATE_NULL,
+            'deepspeed_config_files': {'elements': 'path', 'path': 'file', 'null': 'refuse',
+                                       'extra': [{'kind': 'el_content_' + kind, 'value': ['{file:%s}' % kind]}
+                                                 for kind in ('not_utf8', 'not_json', 'nan', 'dup_keys')]},
+            'deepspeed_config_create': {'null': 'refuse'}, 'deepspeed_config_follow_symlinks': {'null': 'refuse'},
+            'deepspeed_config_block_size': {'type': 'size', 'null': 'refuse',
+                                            'extra': [{'kind': 'not_4k', 'value': '1000', 'limit': '4096'}]},
+            'deepspeed_config_queue_depth': {'type': 'depth', 'range': (1, 65535), 'null': 'refuse',
+                                             'extra': [{'kind': 'auto_no_dir', 'value': 'auto',
+                                                        'expect_in': 'deepspeed_config_checkpoint_dir'}]},
+            'deepspeed_config_intra_op_parallelism': {'range': (1, 1024), 'null': 'refuse'},
+            'deepspeed_config_single_submit': {'null': 'refuse'}, 'deepspeed_config_overlap_events': {'null': 'refuse'},
+            'deepspeed_config_use_gds': {'type': 'raw', 'null': 'refuse',
+                                         'extra': [{'kind': 'auto', 'value': 'auto', 'expect': 'accept',
+                                                    'reason': 'documented'}]},
+            'deepspeed_config_thread_key': STATE_NULL,
+            'deepspeed_config_backup': {'null': 'refuse'},
+            'deepspeed_config_ranks': {'range': (1, 1024), 'null': 'refuse'},
+            'deepspeed_config_rank_drives': {'type': 'raw', 'null': 'refuse', 'accept': {},
+                                             'extra': [{'kind': 'empty_list', 'value': []}]},
+            'deepspeed_config_drives': {'accept': {'null': 'the selected data drives'}, 'refuse': {'empty': None}},
+            'deepspeed_config_allow_mounted_by': ROLE_MOUNTS,
+            'deepspeed_config_allow_held_by': ROLE_HOLDERS,
+            'deepspeed_config_alignment': STATE_NULL,
+            'deepspeed_config_saturation_factor': {'range': (1, 1024), 'null': 'refuse'},
+            'deepspeed_config_checkpoint_dir': {'type': 'path', 'path': 'dir',
+                                                'accept': {'null': 'only needed with queue_depth auto'}},
+            'deepspeed_config_sweep_depths': {'elements': 'int', 'el_range': (1, 65535), 'null': 'refuse'},
+            'deepspeed_config_sweep_runtime': {'range': (1, 3600), 'null': 'refuse'},
+            'deepspeed_config_sweep_ramp': {'range': (0, 3600), 'null': 'refuse'},
+            'deepspeed_config_sweep_size_per_point': {'type': 'size', 'null': 'refuse'},
+            'deepspeed_config_sweep_scratch_size': {'type': 'size', 'null': 'refuse'},
+            'deepspeed_config_sweep_fraction': {'range': (0, 1), 'null': 'refuse'},
+            'deepspeed_config_sweep_repeats': {'range': (1, 20), 'null': 'refuse'},
+            'deepspeed_config_sweep_poll': {'range': (0, 3600), 'null': 'refuse'},
+            'deepspeed_config_sweep_plateau_points': {'range': (1, 1024), 'null': 'refuse'},
+            'deepspeed_config_resweep': {'null': 'refuse'},
+        }}},
+    },
+    'xfs': {
+        'base': {'checkpoint_io_data_drives': {'devices': ['/dev/nvme1n1', '/dev/nvme2n1']},
+                 'checkpoint_io_state_dir': '{tmp}/state', 'xfs_mdadm_conf': '{tmp}/mdadm.conf',
+                 'xfs_mount_point': '{tmp}/mnt/checkpoints'},
+        'validate_tags': ['xfs_validate'],
+        'entries': {
+            'main': {'options': dict(DRIVES_SUB, **{
+                'xfs_state': STATE_NULL,
+                'xfs_force': {'type': 'raw', 'accept': {'null': 'no force'},
+                              'extra': [{'kind': 'true', 'value': True, 'expect_in': 'xfs_force'},
+                                        {'kind': 'unknown_drive', 'value': ['NO-SUCH-SERIAL']}]},
+                'xfs_raid_level': STATE_NULL,
+                'xfs_md_name': {'null': 'refuse', 'limit': {'huge': '32'},
+                                'extra': [{'kind': 'past_limit', 'value': 'a' * 33, 'limit': '32'},
+                                          {'kind': 'multibyte_past_limit', 'value': u'\u00e9' * 17, 'limit': '32'},
+                                          {'kind': 'slash', 'value': 'a/b'}, {'kind': 'space', 'value': 'a b'}]},
+                'xfs_md_metadata': STATE_NULL,
+                'xfs_chunk': {'type': 'size', 'null': 'refuse',
+                              'extra': [{'kind': 'not_power_of_two', 'value': '3M'},
+                                        {'kind': 'below_min', 'value': '2K'}]},
+                'xfs_mdadm_conf': ROLE_PATH_FILE,
+                'xfs_update_initramfs': {'null': 'refuse'},
+                'xfs_agcount': {'range': (2, 10000), 'accept': {'null': 'one per I/O queue'}},
+                'xfs_log_device': {'type': 'path', 'path': 'file', 'accept': {'null': 'an internal log'},
+                                   'extra': [{'kind': 'member', 'value': '/dev/nvme1n1'}]},
+                'xfs_log_size': {'type': 'size', 'accept': {'null': 'mkfs.xfs chooses'}},
+                'xfs_label': {'null': 'refuse', 'limit': {'huge': '12'},
+                              'extra': [{'kind': 'at_limit', 'value': 'a' * 12, 'expect': 'accept',
+                                         'reason': '12 bytes'},
+                                        {'kind': 'past_limit', 'value': 'a' * 13, 'limit': '12'},
+                                        {'kind': 'multibyte_past_limit', 'value': u'\u00e9' * 7, 'limit': '12'}]},
+                'xfs_mount_point': {'null': 'refuse', 'extra': [{'kind': 'relative', 'value': 'mnt/ckpt'},
+                                                                {'kind': 'os_dir', 'value': '/var'},
+                                                                {'kind': 'root', 'value': '/'}]},
+                'xfs_mount_options': {'refuse': {'empty': None}, 'null': 'refuse',
+                                      'extra': [{'kind': 'el_removed', 'value': ['nobarrier']},
+                                                {'kind': 'el_logbufs', 'value': ['logbufs=9']}]},
+                'xfs_fstab_options': {'accept': {'empty': 'no fstab-only option'}, 'null': 'refuse',
+                                      'extra': [{'kind': 'el_mount_option', 'value': ['noatime']}]},
+                'xfs_checkpoint_dir': {'accept': {'null': 'the mount point'},
+                                       'extra': [{'kind': 'outside', 'value': '/tmp/elsewhere'}]},
+                'xfs_training_user': {'null': 'refuse', 'extra': [{'kind': 'no_such_user', 'value': 'no-such-user-bi'}]},
+                'xfs_training_group': {'accept': {'null': 'the user\'s primary group'},
+                                       'extra': [{'kind': 'no_such_group', 'value': 'no-such-group-bi'}]},
+                'xfs_checkpoint_dir_mode': {'null': 'refuse', 'extra': [{'kind': 'not_octal', 'value': '0999'},
+                                                                        {'kind': 'world_writable', 'value': '0777'}]},
+            })},
+            'own_volume': {'options': {'xfs_checkpoint_dir': {'type': 'path', 'path': 'read', 'null': 'accept'}}},
+        },
+    },
+    'preflight': {
+        'base': {'checkpoint_io_state_dir': '{tmp}/state'},
+        'entries': {
+            'main': {'options': shared(_preflight_names())},
+            'release': {'preflight_first': True, 'options': shared(['checkpoint_io_state_dir'])},
+        },
+    },
+    'verify_checkpoint_write': {
+        'base': {'checkpoint_io_state_dir': '{tmp}/state', 'checkpoint_io_verify_dirs': ['{tmp}/ckpt']},
+        'entries': {
+            'main': {'options': shared([
+                'checkpoint_io_deepspeed_configs', 'checkpoint_io_alignment', 'checkpoint_io_verify_dirs',
+                'checkpoint_io_verify_ranks', 'checkpoint_io_verify_total_size', 'checkpoint_io_verify_free_share',
+                'checkpoint_io_verify_repeats', 'checkpoint_io_verify_ioengine', 'checkpoint_io_verify_timeout',
+                'checkpoint_io_verify_poll', 'checkpoint_io_verify_min_fraction', 'checkpoint_io_report_dir',
+                'checkpoint_io_state_dir'])},
+            # the playbooks run these two only outside check mode: their argument spec and the preflight role run
+            'baseline': {'preflight_first': True, 'argspec_only': True, 'options': shared([
+                'checkpoint_io_data_drives', 'checkpoint_io_xfs', 'checkpoint_io_deepspeed_configs',
+                'checkpoint_io_verify_dirs', 'checkpoint_io_verify_ranks', 'checkpoint_io_verify_total_size',
+                'checkpoint_io_verify_free_share', 'checkpoint_io_verify_repeats', 'checkpoint_io_verify_ioengine',
+                'checkpoint_io_verify_timeout', 'checkpoint_io_verify_poll', 'checkpoint_io_state_dir'])},
+            'settings_before': {'preflight_first': True, 'argspec_only': True,
+                                'options': shared(['checkpoint_io_state_dir'])},
+        },
+    },
+}
+
+# ------------------------------------------------------------------------------------------------------------------
+# Action plugins: the arguments they read themselves (their modules' options are swept in MODULES).
+ACTIONS = {
+    'checkpoint_io_lock': {
+        'base': {'state': 'acquired', 'wait': 0, 'state_dir': '{tmp}/state'},
+        'options': {
+            'owner': {'type': 'dict', 'accept': {'empty': 'no details', 'null': 'the action fills it in'},
+                      'extra': [{'kind': 'int', 'value': 5}, {'kind': 'nested', 'value': {'user': ['x']},
+                                                                 'expect': 'accept', 'reason': 'details are free'}]},
+            'run_id': {'type': 'text', 'refuse': {'empty': None},
+                       'accept': {'null': 'the action names the run'}},
+            'take_over': {'type': 'text', 'accept': {'empty': 'no lease to take over', 'null': 'unset'}},
+            'state': {'type': 'choice', 'choices': ['acquired', 'released'],
+                      'accept': {'null': 'the default (acquired)'}},
+        },
+    },
+    'checkpoint_io_facts': {
+        'base': {'gather_subset': ['state'], 'state_dir': '{tmp}/state'},
+        'options': {'merge': {'type': 'bool'}},
+    },
+}
