@@ -37,6 +37,8 @@ PAGE = 4096
 IOENGINES = ("io_uring", "libaio", "psync")
 MAX_RANKS = 1024
 MAX_QUEUE_DEPTH = 65535
+# The most bytes one size option may name (1 EiB): fio counts in 64 bits, and nothing real comes near.
+MAX_SIZE = 2 ** 60
 SHARD_NAME = "rank_%d.ckpt"
 DEFAULT_DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -56,16 +58,41 @@ def int_in_range(value, name, low, high=None):
     return value
 
 
+def number(value, name):
+    """A finite real number from an option given as an int, a float or a numeric string (what templating may
+    give); bools, None, other types, NaN and the infinities refused, naming the option and the value."""
+    given = value
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            raise ValueError("%s: %r is not a number" % (name, given))
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("%s: %r is not a number" % (name, given))
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError("%s: %r is not a finite number" % (name, given))
+    return value
+
+
 def fraction_in_range(value, name, low=0.0, high=1.0, low_open=False, high_open=True):
-    """A number in [low, high) by default; bools and strings refused."""
+    """A number in [low, high) by default; bools, strings, NaN and the infinities refused."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError("%s: %r is not a number" % (name, value))
+    number(value, name)
     below = value <= low if low_open else value < low
     above = value >= high if high_open else value > high
     if below or above:
         raise ValueError("%s: %r is out of range: it must be %s %s and %s %s" % (
             name, value, "above" if low_open else "at least", low, "below" if high_open else "at most", high))
     return value
+
+
+def size_at_most(value, name, high=MAX_SIZE):
+    """A size option in bytes (:func:`parse_size`), at most ``high``."""
+    size = parse_size(value, name)
+    if size > high:
+        raise ValueError("%s: %r (%d bytes) is above the maximum %d bytes" % (name, value, size, high))
+    return size
 
 
 def block_size_bytes(value, name="block_size"):

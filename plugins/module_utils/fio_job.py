@@ -44,8 +44,28 @@ class JobError(Exception):
     """A job store or job record that cannot be used (the message says which and why)."""
 
 
+PATH_MAX = 4096
+NAME_MAX = 255
+
+
+def check_store_path(path, option='job_store'):
+    """The job store's path as an option gives it: an absolute path string within the kernel's limits."""
+    if not isinstance(path, str) or not path.startswith('/') or '\0' in path or path.rstrip('/') == '':
+        raise JobError('%s: %r is not an absolute directory path below /' % (option, path))
+    if len(path.encode('utf-8', 'surrogateescape')) >= PATH_MAX - NAME_MAX:
+        raise JobError('%s: the path is %d bytes long, above the %d bytes a job store may have (%r...)'
+                       % (option, len(path.encode('utf-8', 'surrogateescape')), PATH_MAX - NAME_MAX - 1, path[:60]))
+    for part in path.split('/'):
+        if len(part.encode('utf-8', 'surrogateescape')) > NAME_MAX:
+            raise JobError('%s: %r... (%d bytes) has a name of %d bytes, above the %d bytes a file name may have'
+                           % (option, path[:60], len(path.encode('utf-8', 'surrogateescape')),
+                              len(part.encode('utf-8', 'surrogateescape')), NAME_MAX))
+    return path
+
+
 def ensure_store(path=JOB_STORE):
     """Make (or check) the job store: a real directory owned by this user, writable by nobody else."""
+    check_store_path(path)
     parent = os.path.dirname(path.rstrip('/'))
     if not os.path.isdir(parent):
         os.makedirs(parent, 0o755)
@@ -65,6 +85,7 @@ def ensure_store(path=JOB_STORE):
 
 
 def job_dir(job_id, store=JOB_STORE):
+    check_store_path(store)
     if not isinstance(job_id, str) or not _JOB_ID.match(job_id) or job_id in ('.', '..'):
         raise JobError('job_id %r is not a job id this collection made' % (job_id,))
     return os.path.join(store, job_id)

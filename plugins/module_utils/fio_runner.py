@@ -116,6 +116,28 @@ def written_since(start_sectors, sysfs_root='/sys'):
                if start is not None and now[name] is not None)
 
 
+def check_progress_path(path, option='progress_file'):
+    """Why ``path`` cannot be a progress file (ValueError naming the option, the value and the limit): its
+    directory missing, a directory itself, a name or a path past the kernel's limits (the atomic writer's
+    temporary name is 16 bytes longer)."""
+    if not isinstance(path, str) or not path or '\0' in path:
+        raise ValueError('%s: %r is not a file path' % (option, path))
+    name = os.path.basename(path)
+    size = len(name.encode('utf-8', 'surrogateescape'))
+    if size > 255 - 16:
+        raise ValueError('%s: %r... (%d bytes): its file name is %d bytes long, above the %d bytes it may have'
+                         % (option, path[:60], len(path.encode('utf-8', 'surrogateescape')), size, 255 - 16))
+    size = len(path.encode('utf-8', 'surrogateescape'))
+    if size >= 4096 - 16:
+        raise ValueError('%s: the path is %d bytes long, above the %d bytes it may have (%r...)'
+                         % (option, size, 4096 - 17, path[:60]))
+    if not name or os.path.isdir(path):
+        raise ValueError('%s: %s is a directory, not a file' % (option, path))
+    if not os.path.isdir(os.path.dirname(path) or '.'):
+        raise ValueError('%s: the directory of %s does not exist' % (option, path))
+    return path
+
+
 def write_progress(path, doc):
     """Atomically replace ``path`` with JSON ``doc`` (a reader never sees half a document): a progress file, or a
     background job's record (fio_job). Not fsynced: progress lives in /run and is rewritten every second."""

@@ -61,8 +61,8 @@ options:
     type: str
   wait:
     description:
-      - Seconds to wait for the write to finish before returning its progress, 0 to 3600.
-    type: float
+      - Seconds to wait for the write to finish before returning its progress, a number from 0 to 3600.
+    type: raw
     default: 5
   cancel:
     description:
@@ -252,6 +252,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job, scratch
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_write import number
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
 
 MAX_WAIT_S = 3600
@@ -306,7 +307,7 @@ def reap(module, params):
 def main():
     module = AnsibleModule(argument_spec=dict(
         job_id=dict(type='str'),
-        wait=dict(type='float', default=5),
+        wait=dict(type='raw', default=5),
         cancel=dict(type='bool', default=False),
         job_store=dict(type='path', default=fio_job.JOB_STORE),
         reap=dict(type='bool', default=False),
@@ -315,6 +316,12 @@ def main():
     params = module.params
     job_id, store = params['job_id'], params['job_store']
     response = dict(changed=False, job_id=job_id, finished=False, cancelled=False, label=None)
+    try:
+        fio_job.check_store_path(params['job_store'])
+        if not params['reap']:
+            params['wait'] = number(params['wait'], 'wait')
+    except (ValueError, fio_job.JobError) as exc:
+        module.fail_json(msg=str(exc), **response)
     if params['reap']:
         reap(module, params)
     if module.check_mode:

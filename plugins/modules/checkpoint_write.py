@@ -183,9 +183,9 @@ options:
     default: false
   free_space_margin:
     description:
-      - Fraction of each filesystem's free space that must stay free, 0 to below 1. The run is refused before
-        writing when the shards need more than free space x (1 - O(free_space_margin)).
-    type: float
+      - Fraction of each filesystem's free space that must stay free, a number from 0 to below 1. The run is
+        refused before writing when the shards need more than free space x (1 - O(free_space_margin)).
+    type: raw
     default: 0.1
   progress_file:
     description:
@@ -195,8 +195,8 @@ options:
     type: path
   progress_interval:
     description:
-      - Seconds between two progress file updates.
-    type: float
+      - Seconds between two progress file updates, a number above 0 and at most 3600.
+    type: raw
     default: 2
   fio_path:
     description:
@@ -538,6 +538,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_writ
     device_needs,
     fraction_in_range,
     int_in_range,
+    number,
     rank_layout,
     outcome_result,
     shard_plan,
@@ -547,6 +548,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_writ
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job, scratch
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import (
     Terminated,
+    check_progress_path,
     run_fio,
     sectors_written,
     terminate_on_signals,
@@ -583,9 +585,9 @@ def argument_spec():
         direct=dict(type='bool', default=True),
         fsync=dict(type='bool', default=True),
         keep_files=dict(type='bool', default=False),
-        free_space_margin=dict(type='float', default=0.1),
+        free_space_margin=dict(type='raw', default=0.1),
         progress_file=dict(type='path'),
-        progress_interval=dict(type='float', default=2),
+        progress_interval=dict(type='raw', default=2),
         fio_path=dict(type='path'),
         label=dict(type='str'),
         timeout=dict(type='int', default=3600),
@@ -600,19 +602,22 @@ def validate(module, params, result):
     try:
         int_in_range(params['queue_depth'], 'queue_depth', 1, MAX_QUEUE_DEPTH)
         int_in_range(params['timeout'], 'timeout', 1)
+        for name in ('free_space_margin', 'progress_interval'):
+            params[name] = number(params[name], name)
         fraction_in_range(params['free_space_margin'], 'free_space_margin')
         if params['progress_file'] is not None:
             fraction_in_range(params['progress_interval'], 'progress_interval', 0.0, 3600.0, low_open=True,
                               high_open=False)
+            check_progress_path(params['progress_file'])
         plan = shard_plan(params['ranks'], params['block_size'], params['shard_size'], params['total_size'])
-        if params['devices']:
+        if params['devices'] is not None:
             layout = device_layout(params['devices'], params['ranks'], plan['shard_bytes'])
         else:
             layout = rank_layout(params['directories'], params['ranks'])
-    except ValueError as exc:
+        if params['background']:
+            fio_job.check_store_path(params['job_store'])
+    except (ValueError, fio_job.JobError) as exc:
         module.fail_json(msg=str(exc), **result)
-    if params['progress_file'] is not None and not os.path.isdir(os.path.dirname(params['progress_file']) or '.'):
-        module.fail_json(msg='progress_file: the directory of %s does not exist' % params['progress_file'], **result)
     return plan, layout
 
 
@@ -821,7 +826,7 @@ def main():
     plan, layout = validate(module, params, result)
     result.update(block_size=plan['block_size'], shard_bytes=plan['shard_bytes'])
     raw = expected = targets = None
-    if params['devices']:
+    if params['devices'] is not None:
         raw, expected = raw_devices(module, params, layout, plan['shard_bytes'], result)
         result['devices'] = [raw[path] for path in params['devices']]
         for entry in layout:  # the resolved node, not a symlink that could be swapped after the checks

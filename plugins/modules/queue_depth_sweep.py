@@ -140,13 +140,13 @@ options:
     description:
       - Fraction of the free space that must stay free, 0 to below 1; O(scratch_size) above free space x
         (1 - O(free_space_margin)) is refused.
-    type: float
+    type: raw
     default: 0.1
   fraction:
     description:
       - Above 0 and at most 1; 1 - O(fraction) is the least noise assumed (the chosen depth's median may be that
         share below the best even when the repeats agree better).
-    type: float
+    type: raw
     default: 0.95
   exhaustive:
     description:
@@ -157,7 +157,7 @@ options:
     description:
       - A depth improves the curve when its bandwidth is more than this fraction above the bandwidth of the
         last improving depth.
-    type: float
+    type: raw
     default: 0.05
   plateau_points:
     description:
@@ -436,6 +436,8 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_writ
     fraction_in_range,
     int_in_range,
     job_errors,
+    number,
+    size_at_most,
     layout_argv,
     plateau_reached,
     space_errors,
@@ -485,10 +487,10 @@ def argument_spec():
         ramp_per_point=dict(type='int', default=0),
         size_per_point=dict(type='raw', default='1G'),
         scratch_size=dict(type='raw', default='1G'),
-        free_space_margin=dict(type='float', default=0.1),
-        fraction=dict(type='float', default=0.95),
+        free_space_margin=dict(type='raw', default=0.1),
+        fraction=dict(type='raw', default=0.95),
         exhaustive=dict(type='bool', default=False),
-        plateau_gain=dict(type='float', default=0.05),
+        plateau_gain=dict(type='raw', default=0.05),
         plateau_points=dict(type='int', default=3),
         ranks_per_drive=dict(type='int'),
         ranks=dict(type='int', default=1),
@@ -510,10 +512,14 @@ def validate(module, params, result):
             depths=check_depths(params['depths']),
             runtime=int_in_range(params['runtime_per_point'], 'runtime_per_point', 1),
             ramp=int_in_range(params['ramp_per_point'], 'ramp_per_point', 0, 3600),
-            io_bytes=parse_size(params['size_per_point'], 'size_per_point'),
+            io_bytes=size_at_most(params['size_per_point'], 'size_per_point'),
             scratch=parse_size(params['scratch_size'], 'scratch_size'),
         )
         int_in_range(params['timeout'], 'timeout', 1)
+        for name in ('free_space_margin', 'fraction', 'plateau_gain'):
+            params[name] = number(params[name], name)
+        if params['background']:
+            fio_job.check_store_path(params['job_store'])
         fraction_in_range(params['free_space_margin'], 'free_space_margin')
         fraction_in_range(params['fraction'], 'fraction', 0.0, 1.0, low_open=True, high_open=False)
         plateau_reached([], params['plateau_gain'], params['plateau_points'])
@@ -538,7 +544,7 @@ def validate(module, params, result):
         if values['stream_scratch'] < values['block_size']:
             raise ValueError('scratch_size: %r leaves less than one block_size per rank for %d ranks'
                              % (params['scratch_size'], params['ranks']))
-    except ValueError as exc:
+    except (ValueError, fio_job.JobError) as exc:
         module.fail_json(msg=str(exc), **result)
     return values
 

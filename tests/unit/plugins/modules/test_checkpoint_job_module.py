@@ -182,7 +182,12 @@ def test_a_job_id_that_is_not_ours_is_refused(capsys, store, job_id):
 
 def test_wait_out_of_range_is_refused(capsys, store):
     rc, out = poll(capsys, store, 'after.x', wait=7200)
-    assert rc == 1 and out['msg'] == 'wait: 7200.0 is outside 0..3600 seconds'
+    assert rc == 1 and out['msg'] == 'wait: 7200 is outside 0..3600 seconds'
+    for wait, message in ((True, 'wait: True is not a number'), ('nan', "wait: 'nan' is not a finite number")):
+        rc, out = poll(capsys, store, 'after.x', wait=wait)
+        assert rc == 1 and out['msg'] == message, out
+    rc, out = poll(capsys, 'relative/jobs', 'after.x', wait=1)
+    assert rc == 1 and out['msg'] == "job_store: 'relative/jobs' is not an absolute directory path below /"
 
 
 def test_background_and_progress_file_exclude_each_other(tmp_path, capsys, store):

@@ -130,6 +130,17 @@ def test_total_size_keep_files_and_progress(tmp_path, host, capsys):
     (dict(ranks=2, shard_size='1M', free_space_margin=1.5), 'free_space_margin: 1.5 is out of range'),
     (dict(ranks=2, shard_size='1T'), 'not enough free space'),
     (dict(ranks=2), 'one of the following is required: shard_size, total_size'),
+    (dict(ranks=2, shard_size='1M', free_space_margin='nan'), "free_space_margin: 'nan' is not a finite number"),
+    (dict(ranks=2, shard_size='1M', free_space_margin=True), 'free_space_margin: True is not a number'),
+    (dict(ranks=2, shard_size='1M', progress_file='/tmp', progress_interval=1),
+     'progress_file: /tmp is a directory, not a file'),
+    (dict(ranks=2, shard_size='1M', progress_file='/tmp/' + 'n' * 250), 'its file name is 250 bytes long'),
+    (dict(ranks=2, shard_size='1M', progress_file='/tmp/p.json', progress_interval=True),
+     'progress_interval: True is not a number'),
+    (dict(ranks=2, shard_size='1M', background=True, job_store='relative/jobs'),
+     "job_store: 'relative/jobs' is not an absolute directory path below /"),
+    (dict(ranks=2, shard_size='1M', background=True, job_store='/tmp/' + 'n' * 300),
+     'has a name of 300 bytes'),
 ])
 def test_refused_before_anything_is_written(tmp_path, capsys, params, message):
     directory = dirs(tmp_path, 1)
@@ -137,6 +148,11 @@ def test_refused_before_anything_is_written(tmp_path, capsys, params, message):
     assert rc == 1 and message in out['msg'], out
     assert os.listdir(directory[0]) == []
     assert 'command' not in out
+
+
+def test_an_empty_device_list_is_refused_naming_devices(capsys):
+    rc, out = run(capsys, devices=[], ranks=1, shard_size='1M')
+    assert rc == 1 and out['msg'] == 'devices: [] is not a non-empty list of absolute block devices', out
 
 
 def test_free_space_message_names_bytes(tmp_path, capsys):
