@@ -29,6 +29,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
+
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import parse_fio_json
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
 
@@ -69,7 +71,7 @@ def number(value, name):
             raise ValueError("%s: %r is not a number" % (name, given))
     elif isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError("%s: %r is not a number" % (name, given))
-    if value != value or value in (float("inf"), float("-inf")):
+    if math.isnan(value) or math.isinf(value):
         raise ValueError("%s: %r is not a finite number" % (name, given))
     return value
 

@@ -190,8 +190,8 @@ def test_one_noisy_dip_does_not_end_the_sweep(tmp_path, capsys, monkeypatch):
     (dict(fraction=True), 'fraction: True is not a number'),
     (dict(plateau_gain='nan'), "plateau_gain: 'nan' is not a finite number"),
     (dict(free_space_margin=float('nan')), 'free_space_margin: nan is not a finite number'),
-    (dict(size_per_point='9999999999T'), "size_per_point: '9999999999T' (10995116276660488372224 bytes) is above "
-                                          "the maximum 1152921504606846976 bytes"),
+    (dict(size_per_point='9999999999T'),
+     "size_per_point: '9999999999T' (10995116276660488372224 bytes) is above the maximum 1152921504606846976 bytes"),
     (dict(background=True, job_store='relative/x'), "job_store: 'relative/x' is not an absolute directory path"),
 ])
 def test_refused_before_anything_is_written(tmp_path, capsys, params, message):
