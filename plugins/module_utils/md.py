@@ -16,6 +16,7 @@ from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import identity
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.atomic_file import write_atomic
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.commands import Commands
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.wipefs import (
     WIPEFS_COLUMNS,
     describe_signature,
@@ -159,18 +160,16 @@ def update_conf(text, device, uuid, line, name):
     return result + '\n' if result else result
 
 
-class MdArray(object):
+class MdArray(Commands):
     """The md_array module's work. Every mdadm command that writes a member (create, assemble, zero-superblock)
     and every wipefs runs while the members are open and re-identified (:func:`identity.pinned`): the kernel
     names the role chose at fact time are checked against the expected identities (O(identities)) in this
     process, immediately before the command."""
 
     def __init__(self, module):
-        self.module = module
-        self.params = module.params
+        Commands.__init__(self, module)
         self.name = self.params['name']
         self.device = '/dev/md/' + self.name
-        self.commands = []
         self.mdadm = module.get_bin_path('mdadm', required=True)
         try:
             self.force = identity.force_names(self.params['force'], 'force')
@@ -231,18 +230,6 @@ class MdArray(object):
             if name:
                 return name
         return os.path.basename(real)
-
-    def run(self, argv, check_rc=True):
-        rc, out, err = self.module.run_command(argv, environ_update={'LANG': 'C', 'LC_ALL': 'C'})
-        if check_rc and rc != 0:
-            self.module.fail_json(msg='%s failed (rc=%d): %s' % (' '.join(argv), rc, (err or out).strip()),
-                                  rc=rc, stdout=out, stderr=err, commands=self.commands)
-        return rc, out, err
-
-    def execute(self, argv):
-        self.commands.append(argv)
-        if not self.module.check_mode:
-            self.run(argv)
 
     def mdstat(self):
         try:
@@ -448,12 +435,10 @@ class MdArray(object):
             found = '; '.join('%s (%s) carries %s' % (member, identity.describe(ident),
                                                       ', '.join(describe_signature(sig) for sig in sigs))
                               for member, ident, sigs in refused)
+            names = ', '.join(ident.get('serial') or ident.get('wwid') or '?' for dummy, ident, dummy2 in refused)
             self.module.fail_json(msg='refusing to create %s: %s. Nothing was changed; force: [%s] (the serials or '
                                       'WWIDs of these drives) erases these signatures (wipefs --all) and what they '
-                                      'hold.' % (self.device, found, ', '.join(ident.get('serial') or ident.get('wwid')
-                                                                                 or '?' for dummy, ident, dummy2
-                                                                                 in refused)),
-                                  **result)
+                                      'hold.' % (self.device, found, names), **result)
         wipefs = self.module.get_bin_path('wipefs', required=True) if carrying else None
         for member, dummy, dummy2 in carrying:
             self.execute([wipefs, '--all', member])
@@ -581,5 +566,5 @@ class MdArray(object):
                         result['action'] = 'stopped' if current else 'absent'
                         result['uuid'] = result['uuid'] or info.get('MD_UUID')
             except identity.IdentityError as exc:
-                self.module.fail_json(msg='%s (the array was %s)' % (to_native(exc), 'stopped' if current
-                                                                      else 'not running'), **result)
+                state = 'stopped' if current else 'not running'
+                self.module.fail_json(msg='%s (the array was %s)' % (to_native(exc), state), **result)

@@ -20,6 +20,7 @@ import os
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import identity
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.commands import Commands
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.wipefs import (
     WIPEFS_COLUMNS,
     describe_signature,
@@ -31,11 +32,9 @@ OURS = 'xfs'
 LOG_SIGNATURE = 'xfs_external_log'
 
 
-class XfsFormat(object):
+class XfsFormat(Commands):
     def __init__(self, module):
-        self.module = module
-        self.params = module.params
-        self.commands = []
+        Commands.__init__(self, module)
         self.device = self.params['device']
         self.log_device = self.params['log_device']
         try:
@@ -70,18 +69,6 @@ class XfsFormat(object):
         return identity.named_by(self.params['log_identity'], self.force)
 
     # --- commands ----------------------------------------------------------------
-    def run(self, argv, check_rc=True):
-        rc, out, err = self.module.run_command(argv, environ_update={'LANG': 'C', 'LC_ALL': 'C'})
-        if check_rc and rc != 0:
-            self.module.fail_json(msg='%s failed (rc=%d): %s' % (' '.join(argv), rc, (err or out).strip()),
-                                  rc=rc, stdout=out, stderr=err, commands=self.commands)
-        return rc, out, err
-
-    def execute(self, argv):
-        self.commands.append(argv)
-        if not self.module.check_mode:
-            self.run(argv)
-
     def probe(self):
         """{path: [signature]} of the target and the log device (wipefs --no-act, read-only)."""
         wipefs = self.module.get_bin_path('wipefs', required=True)

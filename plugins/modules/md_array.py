@@ -93,7 +93,7 @@ options:
         showed them (the xfs role passes C(identity.expected_from) of each selected drive; keys left out are not
         compared, at least one is needed).
       - Required to create or assemble the array (O(state=present)) and to erase superblocks (O(state=absent) with
-        O(force)): the module writes no member it has not re-identified.
+        O(force)) - the module writes no member it has not re-identified.
     type: list
     elements: dict
   level:

@@ -3,7 +3,7 @@
 The tests run in file order and build on each other: bad input refused with nothing changed -> revert (unmount,
 fstab line gone, array stopped, data kept) -> revert again changes nothing -> present brings the same volume
 back -> revert -> a filesystem made on a member is refused, naming the device and the signature -> revert with
-force erases only the role's own signatures.
+force (naming both members by serial) erases only the role's own signatures.
 """
 import json
 
@@ -98,14 +98,22 @@ def test_a_drive_with_a_filesystem_is_refused_naming_device_and_signature(host):
     rc, out, dummy = playbook()
     assert rc != 0
     assert "Refusing to build the checkpoint volume on node1: %s (DATA0001) carries ext4 signature" % device in out
-    assert "Nothing was changed. Set xfs_force: true" in out
+    assert ("Nothing was changed. To erase these signatures and everything the devices hold, name the drives in "
+            "xfs_force by serial or WWID: xfs_force: [DATA0001].") in out
+    # a force that names the other drive (or is the old bare true) does not cover DATA0001
+    rc, out, dummy = playbook("xfs_force=DATA0002")
+    assert rc != 0 and "%s (DATA0001) carries ext4 signature" % device in out
+    rc, out, dummy = playbook("xfs_force=true")
+    assert rc != 0 and "xfs_force: 'true' is no longer accepted: name the drives that may be overwritten" in out
     after = read_node(host)
     assert snapshot(after) == snapshot(before)
     assert mount_entry(after) is None and after["md_kernel"] is None
 
 
 def test_revert_with_force_erases_only_the_roles_signatures(host):
-    rc, out, changed = playbook("xfs_state=absent", "xfs_force=true")
+    rc, out, dummy = playbook("xfs_state=absent", "xfs_force=DATA0001")
+    assert rc != 0 and "xfs_force names only some members of the recorded volume (not serial DATA0002" in out
+    rc, out, changed = playbook("xfs_state=absent", "xfs_force=DATA0001,DATA0002")
     assert rc == 0 and changed and changed > 0
     state = read_node(host)
     found = signatures(state)

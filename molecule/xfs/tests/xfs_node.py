@@ -6,13 +6,14 @@ and returns it as JSON. The raw outputs are parsed with the collection's own par
 """
 import json
 import os
+import subprocess
 import sys
 
 SCENARIO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROJECT = os.path.dirname(os.path.dirname(SCENARIO))
 sys.path.insert(0, os.path.join(PROJECT, "collections"))
 sys.path.insert(0, os.path.join(PROJECT, "molecule", "shared"))
-from labplay import run_playbook  # noqa: E402  (the shared runner of every scenario)
+from labplay import ANSI, ansible_playbook_binary, run_playbook  # noqa: E402  (the shared runner of every scenario)
 
 DATA_SERIALS = ("DATA0001", "DATA0002")
 MOUNT_POINT = "/mnt/checkpoints"
@@ -105,3 +106,48 @@ def playbook(*extra_vars):
                                      env={"ANSIBLE_CALLBACK_RESULT_FORMAT": "json"})
     sys.stdout.write(output[-6000:])
     return rc, " ".join(output.replace("\\n", " ").split()), recap.get("node1", {}).get("changed")
+
+
+def killed_playbook(after, *extra_vars):
+    """ansible-playbook converge.yml, SIGKILLed (controller, workers, connections) the moment the task whose name
+    contains ``after`` has succeeded (callback_plugins/kill_after.py): the node is left as that step left it.
+
+    The run gets a session of its own, so the kill reaches it and nothing of the test. Returns (rc, output):
+    rc -9 and ``KILLED AFTER: <task>`` in the output when the kill happened."""
+    argv = [ansible_playbook_binary(), "-i", os.path.dirname(os.environ["MOLECULE_INVENTORY_FILE"]),
+            os.path.join(SCENARIO, "converge.yml")]
+    for item in extra_vars:
+        argv += ["-e", item]
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", XFS_KILL_AFTER=after,
+               ANSIBLE_CALLBACK_PLUGINS=os.path.join(SCENARIO, "callback_plugins"), ANSIBLE_CALLBACKS_ENABLED="kill_after")
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, env=env,
+                          cwd=SCENARIO, timeout=1800, check=False, start_new_session=True)
+    output = ANSI.sub("", proc.stdout)
+    sys.stdout.write(output[-3000:])
+    return proc.returncode, output
+
+
+WIPE = r"""
+set -e
+umount {mount} 2>/dev/null || true
+for md in $(ls /sys/block | grep '^md' || true); do
+    if ls /sys/block/$md/slaves | grep -qx -e {data1} -e {data2}; then
+        wipefs --all --quiet /dev/$md; mdadm --stop /dev/$md
+    fi
+done
+# the start of each member too: a new array with the same layout would show what the old one held there
+for dev in /dev/{data1} /dev/{data2}; do dd if=/dev/zero of=$dev bs=1M count=32 oflag=direct status=none; done
+wipefs --all --quiet /dev/{data1} /dev/{data2}
+rm -f {record}
+sed -i '\#[[:space:]]{mount}[[:space:]]#d' /etc/fstab
+sed -i '/ckpt/d' /etc/mdadm/mdadm.conf
+"""
+
+
+def wipe_volume(host):
+    """Back to blank data drives and no record (the start of a first run), in one round trip: unmount, erase the
+    array's signatures and stop it, zero the start of the data drives and erase their signatures, remove the
+    record, the fstab and mdadm.conf lines."""
+    state = read_node(host)
+    data1, data2 = data_names(state)
+    host.check_output(WIPE.format(mount=MOUNT_POINT, data1=data1, data2=data2, record=RECORD))

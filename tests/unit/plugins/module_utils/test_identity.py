@@ -6,13 +6,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
-import subprocess
 
 import pytest
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import identity
 
-from helpers import require_tool
+from loop_devices import loop_devices
 
 
 def _disk(root, name, serial='DATA0001', wwid='eui.0001', sectors=8388608, dev='259:1', multipath_head=False):
@@ -87,18 +86,11 @@ def test_name_of_dev(tmp_path):
 def loop(tmp_path):
     """A real block device (a 1 MiB loop device of the test host) named nvme1n1 in a fake sysfs (by its device
     number), as DATA0001."""
-    image = tmp_path / 'disk.img'
-    with open(str(image), 'wb') as handle:
-        handle.truncate(1024 * 1024)
-    device = subprocess.check_output([require_tool('losetup'), '--find', '--show', str(image)],
-                                     universal_newlines=True).strip()
-    try:
-        rdev = os.stat(device).st_rdev
+    with loop_devices(tmp_path, 1, 1024 * 1024) as devices:
+        rdev = os.stat(devices[0]).st_rdev
         sysfs = tmp_path / 'sys'
         disk = _disk(sysfs, 'nvme1n1', dev='%d:%d' % (os.major(rdev), os.minor(rdev)))
-        yield device, sysfs, disk
-    finally:
-        subprocess.call(['losetup', '--detach', device])
+        yield devices[0], sysfs, disk
 
 
 EXPECTED = {'name': 'nvme1n1', 'serial': 'DATA0001', 'wwid': 'eui.0001', 'size_bytes': 4 * 1024 ** 3}

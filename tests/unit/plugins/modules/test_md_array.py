@@ -12,7 +12,6 @@ __metaclass__ = type
 import json
 import os
 import shutil
-import subprocess
 
 import pytest
 
@@ -21,7 +20,8 @@ from ansible.module_utils import basic
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import md
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import md_array
 
-from helpers import module_args, require_tool
+from helpers import module_args
+from loop_devices import loop_devices
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
@@ -45,20 +45,9 @@ def write(path, text):
 
 @pytest.fixture(scope='module')
 def loops(tmp_path_factory):
-    """Three real block devices (1 MiB loop devices over sparse files), detached afterwards."""
-    base = tmp_path_factory.mktemp('loops')
-    devices = []
-    try:
-        for index in range(3):
-            image = base / ('disk%d.img' % index)
-            with open(str(image), 'wb') as handle:
-                handle.truncate(MIB)
-            devices.append(subprocess.check_output([require_tool('losetup'), '--find', '--show', str(image)],
-                                                   universal_newlines=True).strip())
+    """Three real block devices (1 MiB loop devices), detached afterwards."""
+    with loop_devices(tmp_path_factory.mktemp('loops'), 3, MIB) as devices:
         yield devices
-    finally:
-        for device in devices:
-            subprocess.call(['losetup', '--detach', device])
 
 
 class FakeNode(object):

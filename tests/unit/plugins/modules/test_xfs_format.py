@@ -24,6 +24,7 @@ from ansible.module_utils import basic
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import xfs_format
 
 from helpers import module_args, require_tool
+from loop_devices import loop_devices
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
@@ -117,14 +118,7 @@ class Node(object):
 
 @pytest.fixture
 def node(tmp_path, monkeypatch):
-    loops = []
-    try:
-        for index in range(3):
-            image = tmp_path / ('disk%d.img' % index)
-            with open(str(image), 'wb') as handle:
-                handle.truncate(8 * MIB)
-            loops.append(subprocess.check_output([require_tool('losetup'), '--find', '--show', str(image)],
-                                                 universal_newlines=True).strip())
+    with loop_devices(tmp_path, 3, 8 * MIB) as loops:
         fake = Node(tmp_path, loops)
         real_run = basic.AnsibleModule.run_command
 
@@ -139,9 +133,6 @@ def node(tmp_path, monkeypatch):
         monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path',
                             lambda self, name, required=False, opt_dirs=None: shutil.which(name) or '/sbin/' + name)
         yield fake
-    finally:
-        for loop in loops:
-            subprocess.call(['losetup', '--detach', loop])
 
 
 def run(capsys, node, check=False, target='drive', **params):
