@@ -42,8 +42,8 @@ requirements:
 notes:
   - Run with privilege escalation for full facts. As an unprivileged user, nvme-cli cannot open the
     controllers and its facts (thresholds, smart-log counters) are V(null) with an entry in C(errors).
-  - The fio probe writes and deletes a 1 MiB file in a private temporary directory (buffered, not on
-    any NVMe device under test); set O(fio_probe=false) to skip it. It runs as the module's user, so it
+  - The fio probe reads 1 MiB of C(/dev/zero) through io_uring (C(--readonly)) and writes nothing, in check
+    mode or not; set O(fio_probe=false) to skip it. It runs as the module's user, so it
     proves the engine for that user, not for O(training_user); C(io_uring.allowed_for_user)
     covers the training user.
   - Every command runs with C(LANG=C) and C(LC_ALL=C) and an argument list (no shell).
@@ -945,7 +945,7 @@ ansible_facts:
               returned: always
               sample: "3.33"
             fio_io_uring_works:
-              description: Whether the io_uring fio probe wrote its 1 MiB; V(null) when not run.
+              description: Whether the io_uring fio probe read its 1 MiB of C(/dev/zero); V(null) when not run.
               type: bool
               returned: always
               sample: true
