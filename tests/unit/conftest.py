@@ -13,3 +13,16 @@ if COLLECTIONS not in sys.path:
 
 FIXTURES = os.path.join(ROOT, "tests", "unit", "fixtures")
 REAL_WORLD = os.path.normpath(os.path.join(ROOT, "..", "shared", "real-world-outputs"))
+
+
+import pytest  # noqa: E402  (after the path set-up above)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_module_warnings():
+    """Modules run in-process here; ansible keeps their warnings in one process-wide dict (deduplicated), so a
+    warning of one test would show up in the next test's result. Each test starts with none."""
+    from ansible.module_utils.common import warnings as module_warnings
+    module_warnings._global_warnings.clear()
+    module_warnings._global_deprecations.clear()
+    yield
