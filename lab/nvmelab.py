@@ -772,8 +772,8 @@ def wait_guest_drive(node, drive, present, timeout=180):
         if seen is not None and bool(seen.get(drive["serial"])) == present:
             return
         time.sleep(1)
-    die("%s: the node's kernel %s %s (%s) after %d s" % (node["name"], "does not list" if present else "still lists",
-                                                        drive["id"], drive["serial"], timeout))
+    state = "does not list" if present else "still lists"
+    die("%s: the node's kernel %s %s (%s) after %d s" % (node["name"], state, drive["id"], drive["serial"], timeout))
 
 
 def plugged(node, dev_id):

@@ -29,7 +29,8 @@ step lint ansible-lint --profile production
 step sanity tests/sanity.sh
 step unit python -m pytest tests/unit
 step install tests/build_install.sh
-step lab-drive-models python -m pytest -p no:cacheprovider -s tests/lab   # -s: the measured curves in the log
+step lab-drive-models python -m pytest -p no:cacheprovider -s tests/lab/test_drive_models.py   # -s: the curves in the log
+step lab-faults python -m pytest -p no:cacheprovider -s tests/lab/test_faults.py   # faults injected mid-play, -s: the log
 for scenario in ${MOLECULE_SCENARIOS:-default io_uring_engine block_layer xfs}; do
   step "molecule-$scenario" molecule test -s "$scenario"
 done
