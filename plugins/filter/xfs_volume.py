@@ -58,6 +58,11 @@ def xfs_volume_plan(facts, selection, settings, target_size_bytes=None, allow_he
     return plan
 
 
+def xfs_settings_errors(settings):
+    """``__xfs_settings | ai_storage.checkpoint_io.xfs_settings_errors``: what is wrong with the settings alone."""
+    return _plan.settings_errors(_settings(settings, 'xfs_settings_errors'))
+
+
 def xfs_signature_verdicts(wipefs_output, devices, ours=None, force=None):
     """``probe.stdout | ai_storage.checkpoint_io.xfs_signature_verdicts(devices, ours, force)``."""
     try:
@@ -102,4 +107,5 @@ class FilterModule(object):
             'xfs_signature_verdicts': xfs_signature_verdicts,
             'xfs_verify_volume': xfs_verify_volume,
             'xfs_revert_plan': xfs_revert_plan,
+            'xfs_settings_errors': xfs_settings_errors,
         }

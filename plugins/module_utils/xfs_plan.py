@@ -53,11 +53,16 @@ BLOCK_SIZE = 4096                     # XFS data block size the plan assumes (mk
 CHUNK_MIN = 4 * KIB                   # md and XFS: a stripe unit is at least one page
 STRIPE_WIDTH_MAX = 2 * GIB - 1        # mkfs.xfs: "stripe width (2147483648) is too large"
 XFS_MIN_AGCOUNT = 2                   # mkfs.xfs: "Filesystem must have at least 2 superblocks"
+XFS_MAX_AGCOUNT = 2 ** 32 - 1         # xfs_agnumber_t
 XFS_AG_MIN_BYTES = 16 * MIB           # XFS_AG_MIN_BYTES
 XFS_AG_MAX_BLOCKS = (TIB - 1) // BLOCK_SIZE   # XFS_AG_MAX_BLOCKS for 4 KiB blocks (1 TiB - 1 block)
 INTERNAL_LOG_AG_MIN_BYTES = 128 * MIB  # 64 MiB minimum log (xfsprogs >= 5.15) + AG headers, with headroom
 DEFAULT_QUEUES_PER_DRIVE = 4
-LABEL_MAX = 12                        # XFS labels hold 12 characters
+LABEL_MAX = 12                        # XFS labels hold 12 bytes
+NAME_MAX = 255                        # bytes of one path component (the kernel's NAME_MAX)
+PATH_MAX = 4095                       # bytes of a path, without its NUL (the kernel's PATH_MAX is 4096)
+OTHERS_WRITE = 0o002
+NO_DRIVE = 'no data drive selected: nothing to build the volume on'
 LOG_SIZE_MIN = 64 * MIB               # mkfs.xfs: "Log size must be at least 64MB"
 LOG_SIZE_MAX = 2 * GIB - 1 * MIB      # XFS_MAX_LOG_BYTES (a bit under 2 GiB)
 MD_NAME_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$')
@@ -344,10 +349,44 @@ def expected_mount_options(options):
 
 
 # ---------------------------------------------------------------- paths
-def normalize_mount_point(path, name='xfs_mount_point'):
-    """An absolute, normalized mount point that is not an OS directory."""
+def check_path(path, name):
+    """Raise ValueError unless ``path`` is absolute and within the kernel's limits (PATH_MAX, NAME_MAX bytes)."""
     if not isinstance(path, str) or not path.startswith('/'):
         raise ValueError('%s: %r is not an absolute path (it must start with /)' % (name, path))
+    size = len(path.encode('utf-8', 'surrogateescape'))
+    if size > PATH_MAX:
+        raise ValueError('%s: %r... is %d bytes long; the kernel takes paths of at most %d bytes (PATH_MAX)'
+                         % (name, path[:40], size, PATH_MAX))
+    longest = max(len(part.encode('utf-8', 'surrogateescape')) for part in path.split('/'))
+    if longest > NAME_MAX:
+        raise ValueError('%s: %r... has a component of %d bytes; the kernel takes at most %d (NAME_MAX)'
+                         % (name, path[:40], longest, NAME_MAX))
+    return path
+
+
+def check_dir_mode(value, name='xfs_checkpoint_dir_mode'):
+    """The checkpoint directory's mode as an int: octal digits (``'0750'``, or the number YAML made of 0750), not
+    writable by others (root writes and verifies checkpoints there). Raises ValueError naming the value."""
+    if isinstance(value, bool) or value is None:
+        raise ValueError('%s: %r is not a mode; give octal digits such as "0750"' % (name, value))
+    if isinstance(value, int):
+        mode = value
+    elif isinstance(value, str) and re.match(r'^[0-7]{3,4}$', value.strip()):
+        mode = int(value.strip(), 8)
+    else:
+        raise ValueError('%s: %r is not an octal mode (3 or 4 digits 0-7, such as "0750")'
+                         % (name, value if not isinstance(value, str) or len(value) < 40 else value[:40] + '...'))
+    if not 0 <= mode <= 0o7777:
+        raise ValueError('%s: %r is out of range: a mode is 0000 to 7777 (octal)' % (name, value))
+    if mode & OTHERS_WRITE:
+        raise ValueError('%s: %r lets every user of the node write the checkpoint directory, where the collection '
+                         'writes as root; take a mode without write for others, such as 0750 or 0770' % (name, value))
+    return mode
+
+
+def normalize_mount_point(path, name='xfs_mount_point'):
+    """An absolute, normalized mount point that is not an OS directory."""
+    check_path(path, name)
     norm = posixpath.normpath(path)
     if norm.startswith('//'):
         norm = '/' + norm.lstrip('/')
@@ -380,6 +419,10 @@ def _check_agcount(value, errors):
     if value < XFS_MIN_AGCOUNT:
         errors.append('xfs_agcount: %d is below the minimum %d (mkfs.xfs needs at least two superblocks)'
                       % (value, XFS_MIN_AGCOUNT))
+        return None
+    if value > XFS_MAX_AGCOUNT:
+        errors.append('xfs_agcount: %d is above the maximum %d of XFS (a 32-bit AG number; the volume\'s own bound '
+                      'is far lower, named once its size is known)' % (value, XFS_MAX_AGCOUNT))
         return None
     return value
 
@@ -472,6 +515,13 @@ def revert_plan(namespaces, record, force=None):
     return {'errors': errors, 'erase': bool(names) and not errors, 'force': names, 'members': members}
 
 
+def settings_errors(settings):
+    """The errors of the settings that do not depend on the drives (:func:`plan_volume` without drives), for a check
+    before anything is read from the node."""
+    plan = plan_volume([], None, dict(settings or {}, force=None))
+    return [error for error in plan['errors'] if error != NO_DRIVE]
+
+
 def plan_volume(selected, controllers=None, settings=None, target_size_bytes=None, log_identity=None):
     """Plan the checkpoint volume.
 
@@ -521,8 +571,9 @@ def plan_volume(selected, controllers=None, settings=None, target_size_bytes=Non
         errors.append('xfs_md_name: %r must be 1 to 32 letters, digits, ".", "_" or "-" (it becomes '
                       '/dev/md/<name>)' % (md_name,))
     label = settings.get('label')
-    if label is not None and (not isinstance(label, str) or len(label) > LABEL_MAX or ' ' in label):
-        errors.append('xfs_label: %r must be at most %d characters without spaces' % (label, LABEL_MAX))
+    if label is not None and (not isinstance(label, str) or len(label.encode('utf-8', 'surrogateescape')) > LABEL_MAX
+                              or ' ' in label):
+        errors.append('xfs_label: %r must be at most %d bytes (UTF-8) without spaces' % (label, LABEL_MAX))
     plan['label'] = label
     mount_point = None
     try:
@@ -532,14 +583,22 @@ def plan_volume(selected, controllers=None, settings=None, target_size_bytes=Non
     plan['mount_point'] = mount_point
     checkpoint_dir = settings.get('checkpoint_dir') or mount_point
     if mount_point and checkpoint_dir:
-        if not isinstance(checkpoint_dir, str) or not checkpoint_dir.startswith('/'):
-            errors.append('xfs_checkpoint_dir: %r is not an absolute path' % (checkpoint_dir,))
+        try:
+            check_path(checkpoint_dir, 'xfs_checkpoint_dir')
+        except ValueError as exc:
+            errors.append(str(exc))
         else:
             norm = posixpath.normpath(checkpoint_dir)
             if norm != mount_point and not norm.startswith(mount_point.rstrip('/') + '/'):
                 errors.append('xfs_checkpoint_dir: %r is not on the volume (it must be %s or below it)'
                               % (checkpoint_dir, mount_point))
             plan['checkpoint_dir'] = norm
+    for key, check in (('checkpoint_dir_mode', check_dir_mode), ('mdadm_conf', check_path)):
+        if key in settings:
+            try:
+                check(settings[key], 'xfs_' + key)
+            except ValueError as exc:
+                errors.append(str(exc))
     options, option_errors = check_mount_options(settings.get('mount_options'))
     errors.extend(option_errors)
     fstab_only, fstab_errors = check_fstab_options(settings.get('fstab_options'))
@@ -570,7 +629,7 @@ def plan_volume(selected, controllers=None, settings=None, target_size_bytes=Non
 
     # --- the drives
     if not members:
-        errors.append('no data drive selected: nothing to build the volume on')
+        errors.append(NO_DRIVE)
         return plan
     for member in members:
         if not isinstance(member['size_bytes'], int) or member['size_bytes'] <= 0:

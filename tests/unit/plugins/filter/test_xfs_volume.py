@@ -77,7 +77,12 @@ def test_signature_verdicts_and_verify_wrappers():
     with pytest.raises(AnsibleFilterError):
         xfs_volume.xfs_verify_volume({}, 'plan')
     names = sorted(xfs_volume.FilterModule().filters())
-    assert names == ['xfs_revert_plan', 'xfs_signature_verdicts', 'xfs_verify_volume', 'xfs_volume_plan']
+    assert names == ['xfs_revert_plan', 'xfs_settings_errors', 'xfs_signature_verdicts', 'xfs_verify_volume',
+                     'xfs_volume_plan']
+    assert xfs_volume.xfs_settings_errors(dict(SETTINGS, mount_point='mnt/ckpt')) == [
+        "xfs_mount_point: 'mnt/ckpt' is not an absolute path (it must start with /)"]
+    with pytest.raises(AnsibleFilterError, match='xfs_settings_errors: expected a dict of settings'):
+        xfs_volume.xfs_settings_errors('x')
 
 
 def test_the_log_device_is_checked_like_a_member():

@@ -568,3 +568,28 @@ def test_revert_finds_the_recorded_members_by_wwid_and_needs_every_member_named_
     assert 'no longer accepted' in xp.revert_plan(NAMESPACES, RECORD, True)['errors'][0]
     gone = xp.revert_plan(NAMESPACES[:1], RECORD, None)
     assert gone['members'][1] == {'device': None, 'identity': None}
+
+
+# ---------------------------------------------------------------- settings alone (found by the bad-input sweep)
+@pytest.mark.parametrize('settings, fragment', [
+    ({'label': u'\u00e9' * 7}, "xfs_label: '\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9' must be at most 12 bytes"),
+    ({'checkpoint_dir_mode': '0777'}, "xfs_checkpoint_dir_mode: '0777' lets every user of the node write"),
+    ({'checkpoint_dir_mode': '0999'}, "xfs_checkpoint_dir_mode: '0999' is not an octal mode"),
+    ({'checkpoint_dir_mode': 'x' * 100}, 'is not an octal mode (3 or 4 digits 0-7'),
+    ({'checkpoint_dir_mode': 0o777}, 'lets every user of the node write'),
+    ({'mdadm_conf': 'relative/x'}, "xfs_mdadm_conf: 'relative/x' is not an absolute path"),
+    ({'mount_point': '/' + 'x' * 300}, 'has a component of 300 bytes; the kernel takes at most 255 (NAME_MAX)'),
+    ({'mount_point': '/x' * 2100}, 'is 4200 bytes long; the kernel takes paths of at most 4095 bytes (PATH_MAX)'),
+    ({'checkpoint_dir': '/mnt/checkpoints/' + 'y' * 256}, 'xfs_checkpoint_dir: '),
+    ({'agcount': 2 ** 64}, 'xfs_agcount: 18446744073709551616 is above the maximum 4294967295 of XFS'),
+])
+def test_settings_alone_are_refused_before_anything_is_read(settings, fragment):
+    merged = dict(SETTINGS, checkpoint_dir_mode='0750', mdadm_conf='/etc/mdadm/mdadm.conf')
+    merged.update(settings)
+    errors = xp.settings_errors(merged)
+    assert len(errors) == 1 and fragment in errors[0], errors
+
+
+def test_usable_settings_have_no_errors_and_modes_may_be_numbers():
+    assert xp.settings_errors(dict(SETTINGS, checkpoint_dir_mode=0o750, mdadm_conf='/etc/mdadm/mdadm.conf')) == []
+    assert xp.check_dir_mode('2770') == 0o2770 and xp.check_dir_mode(0o750) == 0o750
