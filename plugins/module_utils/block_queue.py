@@ -448,14 +448,15 @@ ROLE_VARIABLES = ('block_layer_state', 'block_layer_scheduler', 'block_layer_nr_
                   'block_layer_allow_mounted_by', 'block_layer_allow_held_by')
 
 
-def role_input_errors(values):
+def role_input_errors(values, names=None):
     """The block_layer role's variables ``values`` ({name: value}) checked before the role gathers or changes
-    anything: a message per bad value naming the variable, the value and the limit, and one per block_layer_*
-    variable the role does not have (a misspelt name would otherwise be ignored). What depends on a drive (its tag
-    depth, max_hw_sectors_kb, the schedulers it offers) is checked per drive by the module afterwards."""
+    anything: a message per bad value naming the variable, the value and the limit, and one per name of ``names``
+    (the block_layer_* variables set) that the role does not have (a misspelt name would otherwise be ignored).
+    What depends on a drive (its tag depth, max_hw_sectors_kb, the schedulers it offers) is checked per drive by the
+    module afterwards."""
     errors = []
     get = values.get
-    for name in sorted(values):
+    for name in sorted(set(values) | set(names or [])):
         if name.startswith(ROLE_PREFIX) and name not in ROLE_VARIABLES + ('block_layer_reboot_required',):
             close = [known for known in ROLE_VARIABLES if known.startswith(name[:len(name) - 2])]
             errors.append('%s is not a variable of the block_layer role%s' % (
@@ -502,3 +503,21 @@ def role_input_errors(values):
                 lambda item: _HOLDER_RE.match(item) is not None, 'a kernel device name such as md127',
                 'kernel device names')
     return errors
+
+
+def role_file_problems(found, wanted):
+    """The files the block_layer role writes, from one ansible.builtin.find of their directories (``found``: its
+    result) and ``wanted`` ({variable: path}): a message per path that is a directory or a symlink, or whose
+    directory is missing (the role would fail there after the block queues changed)."""
+    entries = dict((entry.get('path'), entry) for entry in (found or {}).get('files') or [])
+    skipped = set((found or {}).get('skipped_paths') or {})
+    problems = []
+    for name, path in sorted(wanted.items()):
+        directory = os.path.dirname(path)
+        entry = entries.get(path)
+        if directory in skipped:
+            problems.append('%s: %s is in %s, which does not exist or is not a directory' % (name, path, directory))
+        elif entry is not None and (entry.get('islnk') or not entry.get('isreg')):
+            problems.append('%s: %s is a %s, not a file (move it aside)'
+                            % (name, path, 'symlink' if entry.get('islnk') else 'directory or special file'))
+    return problems

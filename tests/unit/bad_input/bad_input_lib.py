@@ -84,7 +84,7 @@ class Case(object):
     """One bad value for one option of one target (module:NAME, role:NAME[/entry], inputs)."""
 
     def __init__(self, target, option, kind, value, expect='refuse', reason=None, limit=None, with_args=None,
-                 known=None, expect_in=None, names=None):
+                 known=None, expect_in=None, names=None, curated=False):
         self.target, self.option, self.kind, self.value = target, option, kind, value
         self.expect = expect            # refuse | accept (no traceback, anything else goes) | control
         self.reason = reason            # why an accepted case is fine
@@ -93,17 +93,22 @@ class Case(object):
         self.known = known              # 'file (owner): what happens' for a known failure elsewhere
         self.expect_in = expect_in      # a refusal that names the value its own way: text it must contain
         self.names = names              # words that name the option in a message (default: the option)
+        self.curated = curated          # a case of the option's own table entry (not a generic one of its type)
 
     @property
     def id(self):
         return '%s/%s/%s' % (self.target, self.option, self.kind)
 
     def param(self):
-        marks = [pytest.mark.xfail(strict=True, reason='known failure: %s' % self.known)] if self.known else []
-        return pytest.param(self, id='%s/%s' % (self.option, self.kind), marks=marks)
+        known = self.known or KNOWN.get(self.id)
+        marks = [pytest.mark.xfail(strict=True, reason='known failure: %s' % known)] if known else []
+        return pytest.param(self, id=self.id, marks=marks)
 
 
 OMIT = '__bad_input_omit__'
+# {case id: 'file (owner): what happens'}: failing cases of files owned elsewhere (bad_input_tables.KNOWN_FAILURES
+# fills it); they run as xfail(strict=True), so each turns into a failure once it is fixed.
+KNOWN = {}
 
 
 def set_option(args, option, value):
@@ -112,6 +117,9 @@ def set_option(args, option, value):
     parts = option.split('.')
     holder = args
     for part in parts[:-1]:
+        if isinstance(holder.get(part), list) and holder[part] and isinstance(holder[part][0], dict):
+            holder = holder[part][0]  # a suboption of a list of dicts: its first element
+            continue
         if not isinstance(holder.get(part), dict):
             holder[part] = {}
         holder = holder[part]
@@ -170,14 +178,18 @@ def _state_dir(tmp, record, kind):
 _PLACEHOLDER = re.compile(r'\{(tmp|file:[a-z_0-9]+|state:[a-z_0-9]+:[a-z_0-9]+)\}')
 
 
-def materialize(value, tmp):
-    """``value`` with its placeholders made real in the scratch area ``tmp``."""
+def materialize(value, tmp, places=None):
+    """``value`` with its placeholders made real in the scratch area ``tmp`` (``places``: more placeholders, such
+    as the fake node's roots {sys}, {proc}, {dev}, {etc} and the fake {fio})."""
     if isinstance(value, list):
-        return [materialize(item, tmp) for item in value]
+        return [materialize(item, tmp, places) for item in value]
     if isinstance(value, dict):
-        return dict((key, materialize(item, tmp)) for key, item in value.items())
+        return dict((key, materialize(item, tmp, places)) for key, item in value.items())
     if not isinstance(value, str) or '{' not in value:
         return value
+    for key, real in (places or {}).items():
+        if key != 'tmp':
+            value = value.replace('{%s}' % key, real)
 
     def real(match):
         token = match.group(1)
@@ -238,6 +250,8 @@ def changes(before, after):
 # --- the checks of an outcome ---------------------------------------------------------------------------------------
 TRACEBACK_MARKERS = ('Traceback (most recent call last)', 'MODULE FAILURE', 'Unexpected failure during module '
                      'execution', 'An exception occurred during task execution', 'Module result deserialization failed')
+# ansible-core's argument spec message for a list element that is not a dict names neither the option nor the value
+ANSIBLE_UNNAMED = re.compile(r'dictionary requested, could not parse JSON or key=value')
 # Python's own words for a crash: a message made of them is an error that escaped, not an explanation.
 CRASH_MARKERS = ('is not iterable', 'object has no attribute', 'unsupported operand type', 'is not subscriptable',
                  'not supported between instances of', 'invalid literal for int() with base',
@@ -330,6 +344,8 @@ def check_refusal(case, real_value, outcome):
                 problems.append('the message lacks %r: %s' % (text, msg[:600]))
         return problems
     names = case.names or [case.option.split('.')[-1]]
+    if ANSIBLE_UNNAMED.search(msg):  # ansible-core's own words for a list element that is no dict name nothing
+        return problems
     if not any(name in msg for name in names):
         problems.append('the message does not name the option %s: %s' % (' / '.join(names), msg[:600]))
     ansible_type = ANSIBLE_TYPE_MESSAGE.search(msg) is not None
@@ -443,8 +459,8 @@ def option_cases(target, option, info, spec):
             limit = None
             if case_kind in ('negative', 'huge'):
                 expect, limit = _range_expect(case_kind, float(value), low, high)
-            elif case_kind == 'inf':
-                expect, limit = 'refuse', high
+            elif case_kind == 'inf':  # 'not a finite number' says it all: no limit asked for
+                expect, limit = 'refuse', None
             else:
                 expect = 'refuse'
             raw.append((case_kind, value, expect, limit))
@@ -544,11 +560,12 @@ def option_cases(target, option, info, spec):
             expect, limit = 'refuse', refuse[case_kind]
         cases.append(Case(target, option, case_kind, value, expect=expect, reason=reason, limit=limit,
                           with_args=extra_with, known=known.get(case_kind),
-                          expect_in=expect_in.get(case_kind, extra.pop('expect_in', None)), names=names))
+                          expect_in=expect_in.get(case_kind, extra.pop('expect_in', None)), names=names,
+                          curated=True))
         assert not extra, '%s %s %s: unknown keys %s' % (target, option, case_kind, extra)
         seen.add(case_kind)
     if spec.get('wiring'):  # a few cases show the wiring; the full set runs elsewhere
-        chosen = [case for kind in spec['wiring'] for case in cases if case.kind == kind][:2]
+        chosen = [case for kind in spec['wiring'] for case in cases if case.kind == kind][:spec.get('wiring_count', 2)]
         cases = chosen or cases[:1]
     kinds = [case.kind for case in cases]
     assert len(kinds) == len(set(kinds)), '%s %s: a case kind twice: %s' % (

@@ -1,18 +1,20 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The roles' side of the sweep: their options from meta/argument_specs.yml, their cases, and one real
-``ansible-playbook --check`` run per role on this machine (connection local) where every case is a host of its own.
+``ansible-playbook --check`` run per role entry point on this machine (connection local) where every case is a host
+of its own.
 
 Each case host is an alias of localhost whose inventory variables are the role's base variables with the one bad
 value (one run per entry point: a play whose hosts all fail ends the run). The role's argument spec is first
 applied in-process with ansible's own ArgumentSpecValidator, as the role's first task does: a case it refuses
-needs no host (most wrong types end there; the control cases show the spec passes in the real run). A role whose table
-names its validation tags runs with ``--tags`` those tags: its argument spec and every task up to the last check,
-nothing after - a value the role refuses only later would be refused after a change, and shows as accepted. The hosts start
-from the fake node's facts (one gather, put in ansible's jsonfile fact cache for every host: no task and no module
-run per host) and the collection's modules that read the node are pointed at the fake node (module_defaults). Every file path of the base
-variables is under the run's scratch directory; the run is in check mode; the scratch directory and the
-collection's real paths on this machine are compared before and after.
+needs no host (most wrong types end there; the control cases show the spec passes in the real run). A role whose
+table names its validation tags runs with ``--tags`` those tags: its argument spec and every task up to the last
+check, nothing after - a value the role refuses only later would be refused after a change, and shows as accepted.
+
+The hosts start from the fake node's facts (one gather, put in ansible's jsonfile fact cache for every host: no task
+and no module run per host) and the collection's modules that read the node are pointed at the fake node
+(module_defaults). Every file path of the base variables is under the run's scratch directory; the run is in check
+mode; the scratch directory and the collection's real paths on this machine are compared before and after.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -85,15 +87,51 @@ def role_cases(role):
         stale.extend('%s: %s' % (entry, option) for option in sorted(set(specs) - set(entry_options))
                      if not option.startswith('+'))
         cases.append(Case(target, '-', 'control', None, expect='control', reason='the base variables pass'))
+        base = dict(table.get('base', {}), **entry_table.get('base', {}))
         for option in sorted(entry_options):
             if option in specs:
                 spec = dict(specs[option])
                 spec.setdefault('names', [option, option.split('.')[-1].replace(role + '_', '', 1)])
-                cases.extend(option_cases(target, option, entry_options[option], spec))
+                option_list = option_cases(target, option, entry_options[option], spec)
+                cases.extend(_capped(role, entry, base, option_list, table.get('cap')))
         for extra in sorted(option for option in specs if option.startswith('+')):  # variables the role lacks
             cases.extend(option_cases(target, extra[1:], {}, specs[extra]))
     stale.extend('(entry point %s)' % entry for entry in sorted(set(table['entries']) - set(role_options(role))))
     return cases, missing, stale, options
+
+
+# Which generic cases of an option run through ansible-playbook first, where the role's table caps them.
+PRIORITY = ('huge', 'negative', 'zero', 'nan', 'relative', 'symlink', 'directory', 'long_name', 'el_relative',
+            'el_huge', 'el_negative', 'el_zero', 'el_empty', 'el_newline', 'si', 'suffix', 'other', 'null', 'bool',
+            'empty', 'missing', 'newline', 'nonascii', 'float', 'str', 'list', 'dict')
+
+
+def _placeholders_only(value):
+    """``value`` with its placeholders replaced by a path that exists nowhere (the argument spec looks at types)."""
+    if isinstance(value, list):
+        return [_placeholders_only(item) for item in value]
+    if isinstance(value, dict):
+        return dict((key, _placeholders_only(item)) for key, item in value.items())
+    if isinstance(value, str):
+        import re
+        return re.sub(r'\{[a-z_:0-9]+\}', '/nonexistent/bad-input', value)
+    return value
+
+
+def _capped(role, entry, base, cases, cap):
+    """The cases of one option that run: all of them without a cap (or with BAD_INPUT_ALL=1); with one, the
+    option's own (curated) cases, the generic ones the argument spec refuses (in-process, no host) and at most
+    ``cap`` more generic ones, in PRIORITY order."""
+    if cap is None or os.environ.get('BAD_INPUT_ALL'):
+        return cases
+    kept, rest = [], []
+    for case in cases:
+        free = argspec_outcome(role, entry, _placeholders_only(build_args(base, case))) is not None
+        (kept if case.curated or free else rest).append(case)
+    rank = dict((kind, index) for index, kind in enumerate(PRIORITY))
+    rest.sort(key=lambda case: rank.get(case.kind, len(PRIORITY)))
+    chosen = set(id(case) for case in kept + rest[:cap])
+    return [case for case in cases if id(case) in chosen]
 
 
 def fake_facts(tmp):
@@ -110,18 +148,6 @@ def fake_facts(tmp):
     with open(path, 'w') as handle:
         json.dump(facts, handle)
     return path, node
-
-
-def _fill(value, places):
-    if isinstance(value, list):
-        return [_fill(item, places) for item in value]
-    if isinstance(value, dict):
-        return dict((key, _fill(item, places)) for key, item in value.items())
-    if isinstance(value, str):
-        for key in ('sys', 'proc', 'dev', 'etc'):
-            value = value.replace('{%s}' % key, places[key])
-        return materialize(value, places['tmp'])
-    return value
 
 
 PLAY = '''- name: %(group)s
@@ -193,6 +219,25 @@ def argspec_outcome(role, entry, args):
             'text': msg, 'summary': msg}
 
 
+def first_check_outcome(role, first_check, args):
+    """The outcome of the role's first task where it is a pure filter over the role's variables (the table's
+    ``first_check``: (filter function, the task's name, the message's format)): None when the values pass."""
+    function, task, message = first_check
+    values = dict(role_defaults(role), **args)
+    try:
+        problems = function(values)
+    except Exception:
+        import traceback
+        text = traceback.format_exc()
+        return {'failed': True, 'msg': text.strip().splitlines()[-1], 'task': task, 'changed': False,
+                'changed_tasks': [], 'exception': None, 'text': text, 'traceback': text, 'summary': text[-300:]}
+    if not problems:
+        return None
+    msg = message % '; '.join(problems)
+    return {'failed': True, 'msg': msg, 'task': '%s (in-process: the filter the task calls)' % task,
+            'changed': False, 'changed_tasks': [], 'exception': None, 'text': msg, 'summary': msg}
+
+
 def _fact_cache(directory, hosts, facts):
     """The fake node's facts as ansible's jsonfile fact cache holds them, one file per host (2.19 names the file
     s1_<host> and wraps the JSON in __payload__; the plain <host> file is the older layout): the hosts start with
@@ -218,9 +263,9 @@ def run_role(role, cases, tmp):
     return results
 
 
-def run_entry(role, entry, cases, tmp):
-    """{case id: outcome} of the cases of one entry point of one role, from one ansible-playbook --check run."""
-    work = tempfile.mkdtemp(prefix='%s.%s.' % (role, entry), dir=tmp)
+def _workspace(tmp, prefix):
+    """A run's directory: the scratch fixtures, the fake node and its facts. (work, places, facts)."""
+    work = tempfile.mkdtemp(prefix=prefix, dir=tmp)
     os.chmod(work, 0o755)
     env = os.path.join(work, 'env')
     os.makedirs(env)
@@ -233,14 +278,87 @@ def run_entry(role, entry, cases, tmp):
     facts_path, node = fake_facts(env)
     with open(facts_path) as handle:
         facts = json.load(handle)
-    places = {'tmp': env, 'sys': node.sys, 'proc': node.proc, 'dev': node.dev, 'etc': node.etc}
+    return work, {'tmp': env, 'sys': node.sys, 'proc': node.proc, 'dev': node.dev, 'etc': node.etc}, facts
+
+
+# Commands a role may run even in check mode (read-only probes with check_mode: false) or that must never run
+# here: fakes first in the PATH of the run, so no command of a case reaches this machine's devices. wipefs --no-act
+# answers "no signature", blkid "nothing found"; the others refuse.
+FAKE_COMMANDS = {
+    'wipefs': 'case " $* " in *" --no-act "*) echo \'{"signatures": []}\'; exit 0;; esac\n'
+              'echo "bad-input harness: wipefs $* was not run" >&2; exit 1\n',
+    'blkid': 'exit 2\n',
+}
+REFUSING_COMMANDS = ('mdadm', 'mkfs.xfs', 'xfs_info', 'xfs_growfs', 'fio', 'nvme', 'udevadm', 'update-initramfs',
+                     'dracut', 'sysctl', 'mount', 'umount', 'losetup', 'dd', 'sgdisk', 'parted')
+
+
+def _fake_bin(work):
+    directory = os.path.join(work, 'bin')
+    os.makedirs(directory)
+    scripts = dict(FAKE_COMMANDS)
+    for name in REFUSING_COMMANDS:
+        scripts[name] = 'echo "bad-input harness: %s $* was not run" >&2; exit 1\n' % name
+    for name, body in scripts.items():
+        path = os.path.join(directory, name)
+        with open(path, 'w') as handle:
+            handle.write('#!/bin/sh\n' + body)
+        os.chmod(path, 0o755)
+    return directory
+
+
+def _run_playbook(work, what, hosts, playbook_text, options, env_vars):
+    """ansible-playbook --check of ``playbook_text`` over ``hosts`` ({host: variables}) on this machine, the JSON
+    callback's document parsed; the scratch directory and the collection's real paths compared before and after.
+    (document, stderr, changes)."""
+    inventory = {'all': {'vars': {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable},
+                         'hosts': hosts}}
+    with open(os.path.join(work, 'inventory.yml'), 'w') as handle:
+        yaml.safe_dump(inventory, handle, allow_unicode=True, width=1000)
+    playbook = os.path.join(work, 'playbook.yml')
+    with open(playbook, 'w') as handle:
+        handle.write('---\n' + playbook_text)
+    env = os.path.join(work, 'env')
+    env_vars = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'), ANSIBLE_STRATEGY='linear',
+                    ANSIBLE_STDOUT_CALLBACK='json', ANSIBLE_NOCOLOR='1', ANSIBLE_FORKS='8',
+                    ANSIBLE_DEPRECATION_WARNINGS='0', ANSIBLE_LOCAL_TEMP=os.path.join(work, 'ansible_local'),
+                    ANSIBLE_REMOTE_TEMP=os.path.join(work, 'ansible_remote'), **env_vars)
+    env_vars['PATH'] = '%s:%s' % (_fake_bin(work), os.environ.get('PATH', '/usr/bin:/bin'))
+    before_tmp = snapshot(env, contents=True)
+    before_real = snapshot(*REAL_PATHS, contents=True)
+    binary = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+    proc = subprocess.run([binary, '-i', os.path.join(work, 'inventory.yml'), '--check'] + options + [playbook],
+                          env=env_vars, cwd=work, capture_output=True, text=True, check=False, timeout=900)
+    changed = (changes(before_tmp, snapshot(env, contents=True))
+               + ['changed on this machine: %s' % line
+                  for line in changes(before_real, snapshot(*REAL_PATHS, contents=True))])
+    try:
+        return json.loads(proc.stdout), proc.stderr[-2000:], changed
+    except ValueError:
+        raise AssertionError('ansible-playbook of %s gave no JSON (rc %d): %s'
+                             % (what, proc.returncode, (proc.stdout + proc.stderr)[-4000:]))
+
+
+def run_entry(role, entry, cases, tmp):
+    """{case id: outcome} of the cases of one entry point of one role, from one ansible-playbook --check run."""
+    work, places, facts = _workspace(tmp, '%s.%s.' % (role, entry))
     table = ROLES[role]
     entry_table = table['entries'][entry]
     base = dict(table.get('base', {}), **entry_table.get('base', {}))
     hosts, hosts_of, out = {}, {}, {}
+    first_check = table.get('first_check')
+    wired = set()
     for index, case in enumerate(cases):
-        args = _fill(dict(base) if case.kind == 'control' else build_args(base, case), places)
+        args = materialize(dict(base) if case.kind == 'control' else build_args(base, case), places['tmp'],
+                           places)
         early = argspec_outcome(role, entry, args)
+        if early is None and first_check is not None and case.kind != 'control':
+            # The role's first task is a pure filter over its variables: it runs in-process too, except for the
+            # first refusal of each variable, which goes through the real run to show the wiring.
+            early = first_check_outcome(role, first_check, args)
+            if early is not None and case.option not in wired:
+                wired.add(case.option)
+                early = None
         if early is not None:
             out[case.id] = dict(early, args=args, changes=[])
             continue
@@ -249,48 +367,24 @@ def run_entry(role, entry, cases, tmp):
         hosts_of[host] = case
     if not hosts:
         return out
-    inventory = {'all': {'vars': {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable},
-                         'hosts': hosts}}
-    with open(os.path.join(work, 'inventory.yml'), 'w') as handle:
-        yaml.safe_dump(inventory, handle, allow_unicode=True, width=1000)
     _fact_cache(os.path.join(work, 'facts'), hosts, facts)
     first = entry_table.get('preflight_first')
     # An entry point the playbooks never run in check mode: its argument spec (tagged always by ansible) and the
     # preflight role before it run, its own tasks do not (--tags always).
     argspec_only = entry_table.get('argspec_only')
-    playbook = os.path.join(work, 'playbook.yml')
-    with open(playbook, 'w') as handle:
-        before = PREFLIGHT_FIRST % {'preflight_tags': '      tags: [always]\n' if argspec_only else ''}
-        handle.write('---\n' + PLAY % dict(places, group='%s %s' % (role, entry), role=role, entry=entry,
-                                            before=before if first else '',
-                                            entry_tags='      tags: [bad_input_entry]\n' if argspec_only else '',
-                                            include_vars=BEFORE_VARS if first else ''))
-    env_vars = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'), ANSIBLE_STRATEGY='linear',
-                    ANSIBLE_STDOUT_CALLBACK='json', ANSIBLE_NOCOLOR='1', ANSIBLE_FORKS='8',
-                    ANSIBLE_DEPRECATION_WARNINGS='0', ANSIBLE_CACHE_PLUGIN='ansible.builtin.jsonfile',
-                    ANSIBLE_CACHE_PLUGIN_CONNECTION=os.path.join(work, 'facts'), ANSIBLE_CACHE_PLUGIN_TIMEOUT='0',
-                    ANSIBLE_LOCAL_TEMP=os.path.join(work, 'ansible_local'),
-                    ANSIBLE_REMOTE_TEMP=os.path.join(work, 'ansible_remote'))
-    before_tmp = snapshot(env, contents=True)
-    before_real = snapshot(*REAL_PATHS, contents=True)
-    binary = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+    before = PREFLIGHT_FIRST % {'preflight_tags': '      tags: [always]\n' if argspec_only else ''}
+    text = PLAY % dict(places, group='%s %s' % (role, entry), role=role, entry=entry,
+                       before=before if first else '',
+                       entry_tags='      tags: [bad_input_entry]\n' if argspec_only else '',
+                       include_vars=BEFORE_VARS if first else '')
     tags = ['--tags', ','.join(table['validate_tags'])] if table.get('validate_tags') else []
     if argspec_only:
         tags = ['--tags', 'always']
-    proc = subprocess.run([binary, '-i', os.path.join(work, 'inventory.yml'), '--check'] + tags + [playbook],
-                          env=env_vars, cwd=work, capture_output=True, text=True, check=False, timeout=900)
-    changed_tmp = changes(before_tmp, snapshot(env, contents=True))
-    changed_real = changes(before_real, snapshot(*REAL_PATHS, contents=True))
-    try:
-        doc = json.loads(proc.stdout)
-    except ValueError:
-        raise AssertionError('ansible-playbook of %s %s gave no JSON (rc %d): %s'
-                             % (role, entry, proc.returncode, (proc.stdout + proc.stderr)[-4000:]))
+    doc, stderr, changed = _run_playbook(work, '%s %s' % (role, entry), hosts, text, tags, {
+        'ANSIBLE_CACHE_PLUGIN': 'ansible.builtin.jsonfile', 'ANSIBLE_CACHE_PLUGIN_TIMEOUT': '0',
+        'ANSIBLE_CACHE_PLUGIN_CONNECTION': os.path.join(work, 'facts')})
     for host, case in hosts_of.items():
-        outcome = _host_outcome(doc, host)
-        outcome.update(args=hosts[host], stderr=proc.stderr[-2000:],
-                       changes=changed_tmp + ['changed on this machine: %s' % line for line in changed_real])
-        out[case.id] = outcome
+        out[case.id] = dict(_host_outcome(doc, host), args=hosts[host], stderr=stderr, changes=changed)
     return out
 
 
@@ -344,50 +438,21 @@ def run_action(name, cases, tmp):
     arguments from the host's variable bi_args (an argument the case leaves out is omitted)."""
     from bad_input_modules import argument_spec
     from bad_input_tables import ACTIONS
-    work = tempfile.mkdtemp(prefix='action.%s.' % name, dir=tmp)
-    os.chmod(work, 0o755)
-    env = os.path.join(work, 'env')
-    os.makedirs(env)
-    os.chmod(env, 0o755)
-    make_scratch(env)
-    facts_path, node = fake_facts(env)
-    places = {'tmp': env, 'sys': node.sys, 'proc': node.proc, 'dev': node.dev, 'etc': node.etc}
+    work, places, _facts = _workspace(tmp, 'action.%s.' % name)
     base = ACTIONS[name]['base']
     hosts, hosts_of = {}, {}
     for index, case in enumerate(cases):
-        args = _fill(dict(base) if case.kind == 'control' else build_args(base, case), places)
+        args = materialize(dict(base) if case.kind == 'control' else build_args(base, case), places['tmp'],
+                           places)
         host = 'c%04d' % index
         hosts[host] = {'bi_args': args}
         hosts_of[host] = case
-    inventory = {'all': {'vars': {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable},
-                         'hosts': hosts}}
-    with open(os.path.join(work, 'inventory.yml'), 'w') as handle:
-        yaml.safe_dump(inventory, handle, allow_unicode=True, width=1000)
     lines = ''.join('        %s: "{{ bi_args[%r] if %r in bi_args else omit }}"\n' % (option, option, option)
                     for option in sorted(argument_spec(name)))
-    playbook = os.path.join(work, 'playbook.yml')
-    with open(playbook, 'w') as handle:
-        handle.write('---\n' + ACTION_PLAY % dict(places, name=name, args=lines))
-    env_vars = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'), ANSIBLE_STRATEGY='linear',
-                    ANSIBLE_STDOUT_CALLBACK='json', ANSIBLE_NOCOLOR='1', ANSIBLE_FORKS='8',
-                    ANSIBLE_DEPRECATION_WARNINGS='0', ANSIBLE_LOCAL_TEMP=os.path.join(work, 'ansible_local'),
-                    ANSIBLE_REMOTE_TEMP=os.path.join(work, 'ansible_remote'))
-    before_tmp = snapshot(env, contents=True)
-    binary = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
-    proc = subprocess.run([binary, '-i', os.path.join(work, 'inventory.yml'), '--check', playbook], env=env_vars,
-                          cwd=work, capture_output=True, text=True, check=False, timeout=900)
-    changed_tmp = changes(before_tmp, snapshot(env, contents=True))
-    try:
-        doc = json.loads(proc.stdout)
-    except ValueError:
-        raise AssertionError('ansible-playbook of the action %s gave no JSON (rc %d): %s'
-                             % (name, proc.returncode, (proc.stdout + proc.stderr)[-4000:]))
-    out = {}
-    for host, case in hosts_of.items():
-        outcome = _host_outcome(doc, host)
-        outcome.update(args=hosts[host]['bi_args'], stderr=proc.stderr[-2000:], changes=changed_tmp)
-        out[case.id] = outcome
-    return out
+    doc, stderr, changed = _run_playbook(work, 'the action %s' % name, hosts,
+                                         ACTION_PLAY % dict(places, name=name, args=lines), [], {})
+    return dict((case.id, dict(_host_outcome(doc, host), args=hosts[host]['bi_args'], stderr=stderr,
+                               changes=changed)) for host, case in hosts_of.items())
 
 
 def _msg(result):

@@ -69,19 +69,6 @@ def _build_template(env):
     write(os.path.join(env, 'mdadm.conf'), '# mdadm.conf\nMAILADDR root\n')
 
 
-def fill(value, places):
-    """materialize() plus the node's roots and the fake fio."""
-    if isinstance(value, list):
-        return [fill(item, places) for item in value]
-    if isinstance(value, dict):
-        return dict((key, fill(item, places)) for key, item in value.items())
-    if isinstance(value, str):
-        for key in ('sys', 'proc', 'dev', 'etc', 'fio'):
-            value = value.replace('{%s}' % key, places[key])
-        return materialize(value, places['tmp'])
-    return value
-
-
 def restore(env, template, diff):
     """Put the paths a case changed back as the template has them (what the case made goes)."""
     paths = sorted(set(line.split(' ', 1)[1] for line in diff), key=lambda path: path.count('/'))
@@ -139,8 +126,8 @@ def main():
     commands = []
 
     def run_command(self, args, *more, **kwargs):
-        commands.append(args if isinstance(args, str) else
-                        ' '.join(arg.decode('utf-8', 'replace') if isinstance(arg, bytes) else str(arg) for arg in args))
+        commands.append(args if isinstance(args, str) else ' '.join(
+            arg.decode('utf-8', 'replace') if isinstance(arg, bytes) else str(arg) for arg in args))
         return 1, '', 'bad-input harness: %s was not run' % (args if isinstance(args, str) else ' '.join(args))
 
     def get_bin_path(self, arg, required=False, opt_dirs=None):
@@ -155,7 +142,7 @@ def main():
     out = []
     real_stdout = sys.stdout
     for case in job['cases']:
-        args = fill(case['args'], places)
+        args = materialize(case['args'], places['tmp'], places)
         args.update(_ansible_tmpdir=ansible_tmp, _ansible_remote_tmp=ansible_tmp, _ansible_check_mode=False,
                     _ansible_diff=False)
         del commands[:]
