@@ -921,6 +921,7 @@ def main(argv=None):
     p.add_argument("--state-dir", required=True)
     p.add_argument("node")
     p.add_argument("--hard", action="store_true", help="QMP system_reset instead of a clean reboot")
+    p.add_argument("--timeout", type=int, help="seconds to wait for SSH (default: the release's boot timeout)")
     for cmd, choice_help in (("throttle", "PERCENT of the drive model's ceiling, or off"),
                              ("fail-io", "on or off")):
         p = sub.add_parser(cmd, help="%s a drive-model data drive: %s" % (cmd, choice_help))
@@ -994,7 +995,7 @@ def main(argv=None):
         else:
             subprocess.call(ssh_argv(node, ["systemctl", "reboot"]), stdin=subprocess.DEVNULL)
         time.sleep(5)
-        wait_ssh(node, RELEASES[node["release"]]["boot_timeout"])
+        wait_ssh(node, args.timeout or RELEASES[node["release"]]["boot_timeout"])
         log("%s is back" % node["name"])
         return 0
     return 1
