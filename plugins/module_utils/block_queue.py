@@ -211,8 +211,8 @@ def validate(current, wanted, limits, name='device', given=None):
     if _is_int(ra):
         page_kb = limits.get('page_size_kb') or DEFAULT_PAGE_SIZE_KB
         if ra < 0:
-            errors.append('%s: read_ahead_kb %d%s is negative (0 to %d)' % (name, ra, _given(given, 'read_ahead_kb'),
-                                                                             UINT_MAX))
+            errors.append('%s: read_ahead_kb %d%s is negative (0 to %d)'
+                          % (name, ra, _given(given, 'read_ahead_kb'), UINT_MAX))
         elif ra % page_kb:
             errors.append('%s: read_ahead_kb %d%s is not a multiple of the page size (%d KiB): the kernel would keep '
                           '%d' % (name, ra, _given(given, 'read_ahead_kb'), page_kb, ra - ra % page_kb))
@@ -426,8 +426,8 @@ def _check_file(errors, name, value, suffix, reader):
         errors.append('%s: %r is not an absolute path' % (name, value))
     elif not value.endswith(suffix):
         errors.append('%s: %r does not end in %s: %s reads only *%s files' % (name, value, suffix, reader, suffix))
-    elif len(value.encode('utf-8')) >= PATH_MAX or any(len(part.encode('utf-8')) > NAME_MAX
-                                                        for part in value.split('/')):
+    elif (len(value.encode('utf-8')) >= PATH_MAX
+          or any(len(part.encode('utf-8')) > NAME_MAX for part in value.split('/'))):
         errors.append('%s: %r is longer than a path may be (%d bytes a name, %d a path)'
                       % (name, value[:80], NAME_MAX, PATH_MAX - 1))
 

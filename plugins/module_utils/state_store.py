@@ -31,6 +31,7 @@ import copy
 import errno
 import fcntl
 import json
+import math
 import os
 import re
 import stat
@@ -87,7 +88,7 @@ def check_dir_param(state_dir, option='state_dir'):
 def json_problem(value, where='data'):
     """What JSON cannot represent in ``value`` (NaN, Infinity, a key that is not a string, an object that is not
     a JSON type), as a message naming where it is; None when it is plain JSON."""
-    if isinstance(value, float) and (value != value or value in (float('inf'), float('-inf'))):
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return '%s is %r, which JSON cannot represent' % (where, value)
     if isinstance(value, dict):
         for key, item in value.items():

@@ -368,7 +368,8 @@ def main():
     if module.check_mode or not changed:
         if restoring:
             result['restored'] = True
-        module.exit_json(**dict(result, changed=changed))
+        result['changed'] = changed
+        module.exit_json(**result)
 
     if planned['writes'] and not restoring and entry is None:
         # Before the first write: a failure half-way must still leave the originals on record.

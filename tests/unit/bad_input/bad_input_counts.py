@@ -1,12 +1,19 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The count of bad inputs tried per module and role (printed at the end of the run, written as JSON)."""
+"""The count of bad inputs tried per module and role: printed at the end of a run that holds the sweep and written
+to <basetemp>/bad_input_counts.json (a session fixture of each sweep test file calls :func:`report` once it ends;
+no conftest.py here: tests/unit's conftest module is imported by name).
+"""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+import os
+
 COUNTS = {}
+_REPORTED = []
 
 
 def record_counts(kind, name, options, cases):
@@ -34,3 +41,31 @@ def table():
             total[field] += row[field]
     rows.append('| all | | %(options)d | %(cases)d | %(refusals)d | %(accepted)d | %(known_failures)d |' % total)
     return rows
+
+
+def report(config, tmp_path_factory):
+    """Print the table (once per session) and write it as JSON under the session's base temp directory."""
+    if _REPORTED or not COUNTS:
+        return
+    _REPORTED.append(True)
+    path = os.path.join(str(tmp_path_factory.getbasetemp()), 'bad_input_counts.json')
+    with open(path, 'w') as handle:
+        json.dump(COUNTS, handle, indent=2, sort_keys=True)
+    reporter = config.pluginmanager.get_plugin('terminalreporter')
+    capture = config.pluginmanager.get_plugin('capturemanager')
+    if reporter is None:
+        return
+    with capture.global_and_fixture_disabled() if capture is not None else _nothing():
+        reporter.write_line('')
+        reporter.write_sep('=', 'bad inputs tried per module and role')
+        for row in table():
+            reporter.write_line(row)
+        reporter.write_line('(written to %s)' % path)
+
+
+class _nothing(object):
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False

@@ -19,6 +19,7 @@ __metaclass__ = type
 
 import hashlib
 import json
+import math
 import os
 import re
 import stat
@@ -270,7 +271,7 @@ def _value_forms(value):
         return ['None', 'null', 'missing', 'required', 'unset', 'not set', 'empty', 'NoneType', "''"]
     if isinstance(value, bool):  # ansible turns a bool given to a float option into 1.0 / 0.0
         return [str(value), str(value).lower(), 'bool', '%.1f' % value]
-    if isinstance(value, float) and value != value:
+    if isinstance(value, float) and math.isnan(value):
         return ['nan', 'NaN']
     if isinstance(value, (int, float)):
         forms = [repr(value), str(value), '%g' % value]
@@ -410,7 +411,7 @@ def _range_expect(kind, value, low, high):
     """refuse/accept and the limit shown for a number case against [low, high]."""
     if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
         return 'refuse', None
-    if value != value:
+    if isinstance(value, float) and math.isnan(value):
         return 'refuse', None
     if low is not None and value < low:
         return 'refuse', low

@@ -96,8 +96,8 @@ def _run_worker(name, cases, tmp):
     proc = subprocess.run([sys.executable, os.path.join(HERE, 'bad_input_worker.py'), job, out],
                           capture_output=True, text=True, timeout=600, check=False)
     if proc.returncode != 0 or not os.path.exists(out):
-        raise AssertionError('the bad-input worker of %s failed (rc %s): %s' % (name, proc.returncode,
-                                                                                  (proc.stdout + proc.stderr)[-4000:]))
+        raise AssertionError('the bad-input worker of %s failed (rc %s): %s'
+                             % (name, proc.returncode, (proc.stdout + proc.stderr)[-4000:]))
     with open(out) as handle:
         return dict((entry['id'], entry) for entry in json.load(handle))
 

@@ -436,8 +436,8 @@ def inputs_spec(name):
 TEXT_OK = dict((kind, ROLE_OK) for kind in ('newline', 'nonascii', 'huge'))
 INPUT_OVERRIDES = {
     'checkpoint_io_training_user': {
-        'null': 'accept', 'type': 'text', 'refuse': {'list': None, 'dict': None, 'empty': None, 'newline': None,
-                                                   'huge': '32'},
+        'null': 'accept', 'type': 'text',
+        'refuse': {'list': None, 'dict': None, 'empty': None, 'newline': None, 'huge': '32'},
         'accept': {'nonascii': 'a user name is looked up on the node (refused there when missing)'}},
     'checkpoint_io_checkpoint_dir': {
         'null': 'accept', 'type': 'text',
@@ -559,11 +559,11 @@ ROLES = {
             'block_layer_nomerges': {'accept': {'null': 'null leaves it as found'}},
             'block_layer_rq_affinity': {'accept': {'null': 'null leaves it as found'}},
             'block_layer_persist': {'null': 'refuse'},
-            'block_layer_udev_rule_path': dict(ROLE_PATH_FILE, extra=[{'kind': 'not_rules', 'value': '{tmp}/x.conf',
-                                                                        'limit': '.rules'}]),
+            'block_layer_udev_rule_path': dict(
+                ROLE_PATH_FILE, extra=[{'kind': 'not_rules', 'value': '{tmp}/x.conf', 'limit': '.rules'}]),
             'block_layer_nvme_io_queue_depth': {'range': (2, 4095)},
-            'block_layer_modprobe_file': dict(ROLE_PATH_FILE, extra=[{'kind': 'not_conf', 'value': '{tmp}/x.rules',
-                                                                       'limit': '.conf'}]),
+            'block_layer_modprobe_file': dict(
+                ROLE_PATH_FILE, extra=[{'kind': 'not_conf', 'value': '{tmp}/x.rules', 'limit': '.conf'}]),
             'block_layer_reboot_ok': {'null': 'refuse'},
             'block_layer_reboot_timeout': {'range': (1, 86400), 'null': 'refuse'},
             'block_layer_allow_mounted_by': ROLE_MOUNTS,
@@ -749,8 +749,9 @@ ACTIONS = {
         'base': {'state': 'acquired', 'wait': 0, 'state_dir': '{tmp}/state'},
         'options': {
             'owner': {'type': 'dict', 'accept': {'empty': 'no details', 'null': 'the action fills it in'},
-                      'extra': [{'kind': 'int', 'value': 5}, {'kind': 'nested', 'value': {'user': ['x']},
-                                                                 'expect': 'accept', 'reason': 'details are free'}]},
+                      'extra': [{'kind': 'int', 'value': 5},
+                                {'kind': 'nested', 'value': {'user': ['x']}, 'expect': 'accept',
+                                 'reason': 'details are free'}]},
             'run_id': {'type': 'text', 'refuse': {'empty': None},
                        'accept': {'null': 'the action names the run'}},
             'take_over': {'type': 'text', 'accept': {'empty': 'no lease to take over', 'null': 'unset'}},

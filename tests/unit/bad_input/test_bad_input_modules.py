@@ -15,10 +15,17 @@ __metaclass__ = type
 
 import pytest
 
+from bad_input_counts import record_counts, report
 from bad_input_lib import check, check_accepted
 from bad_input_modules import module_cases, module_names, outcome_of, run_all, value_at
 from bad_input_tables import MODULES
-from bad_input_counts import record_counts
+
+
+@pytest.fixture(scope='session', autouse=True)
+def bad_input_report(request, tmp_path_factory):
+    """The count table at the end of the session (bad_input_counts.report)."""
+    yield
+    report(request.config, tmp_path_factory)
 
 
 def all_cases():
@@ -32,7 +39,6 @@ def all_cases():
 @pytest.fixture(scope='module')
 def outcomes(tmp_path_factory):
     results = run_all(str(tmp_path_factory.mktemp('bad_input_modules')))
-    counts = {}
     for name in module_names():
         if name not in MODULES:
             continue
@@ -68,8 +74,6 @@ def test_bad_module_input(case, outcomes):
                             % (table.get('control_expect_in'), outcome['msg'][:800]))
     else:
         problems = check(case, value_at(entry['args'], case.option), outcome)
-    assert problems == [], '%s (%r): %s%s' % (case.id, case.value if not isinstance(case.value, str)
-                                             or len(case.value) < 80 else case.value[:80] + '...',
-                                             '; '.join(problems),
-                                             ('; commands reached: %s' % entry['commands']) if entry['commands']
-                                             else '')
+    shown = case.value if not isinstance(case.value, str) or len(case.value) < 80 else case.value[:80] + '...'
+    reached = ('; commands reached: %s' % entry['commands']) if entry['commands'] else ''
+    assert problems == [], '%s (%r): %s%s' % (case.id, shown, '; '.join(problems), reached)

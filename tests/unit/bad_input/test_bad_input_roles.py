@@ -15,11 +15,18 @@ __metaclass__ = type
 
 import pytest
 
-from bad_input_counts import record_counts
+from bad_input_counts import record_counts, report
 from bad_input_lib import check, check_accepted
 from bad_input_modules import value_at
 from bad_input_roles import action_cases, action_names, role_cases, role_names, run_all
 from bad_input_tables import ACTIONS, ROLES
+
+
+@pytest.fixture(scope='session', autouse=True)
+def bad_input_report(request, tmp_path_factory):
+    """The count table at the end of the session (bad_input_counts.report)."""
+    yield
+    report(request.config, tmp_path_factory)
 
 
 def all_cases():
