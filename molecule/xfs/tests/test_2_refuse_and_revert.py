@@ -41,13 +41,18 @@ def signatures(state):
 def test_bad_input_is_refused_before_any_change(host):
     before = read_node(host)
     member = "/dev/" + before["drives"]["DATA0002"]["name"]
+    # the settings alone are refused before anything is read from the node, every one in one message
     rc, out, dummy = playbook("xfs_chunk=1X", "xfs_agcount=0", "xfs_mount_point=mnt/ckpt",
-                              "xfs_log_device=" + member)
+                              "xfs_checkpoint_dir_mode=0777")
     assert rc != 0
     assert "xfs_chunk: '1X' is not a size" in out
     assert "xfs_agcount: 0 is below the minimum 2 (mkfs.xfs needs at least two superblocks)" in out
     assert "xfs_mount_point: 'mnt/ckpt' is not an absolute path" in out
-    assert "xfs_log_device: %s is one of the volume's members" % member in out
+    assert "xfs_checkpoint_dir_mode: '0777' lets every user of the node write the checkpoint directory" in out
+    assert "nothing was changed" in out
+    # what needs the drives, once they are known
+    rc, out, dummy = playbook("xfs_log_device=" + member)
+    assert rc != 0 and "xfs_log_device: %s is one of the volume's members" % member in out
     assert "nothing was changed" in out
     rc, out, dummy = playbook("xfs_raid_level=raid5")
     assert rc != 0 and "xfs_raid_level must be one of: raid0, got: raid5" in out
