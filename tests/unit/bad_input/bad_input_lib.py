@@ -233,7 +233,10 @@ def snapshot(*roots, **kwargs):
                         extra = 'unreadable'
                 seen[path] = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), st.st_uid,
                               st.st_size if not stat.S_ISDIR(st.st_mode) else 0, st.st_mtime_ns, st.st_ino, extra)
-            st = os.lstat(base)
+            try:  # a directory a background job removes while it is read
+                st = os.lstat(base)
+            except OSError:
+                continue
             seen[base] = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), st.st_uid)
     return seen
 

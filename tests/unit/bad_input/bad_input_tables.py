@@ -772,20 +772,13 @@ ACTIONS = {
 # checkpoint_write, queue_depth_sweep, checkpoint_job, engine_verify; (B) md_array, xfs_format, the xfs role;
 # (C) deepspeed_aio, inputs.py, the io_uring_engine and deepspeed_config roles.
 KNOWN_FAILURES = {
-    'inputs/checkpoint_io_checkpoint_dir/relative':
-        'module_utils/inputs.py (C): accepted',
-    'inputs/checkpoint_io_data_drives/typo_key':
-        'module_utils/inputs.py (C): accepted',
-    'inputs/checkpoint_io_deepspeed_configs/el_long_path':
-        'module_utils/inputs.py (C): accepted',
-    'inputs/checkpoint_io_state_dir/long_path':
-        'module_utils/inputs.py (C): accepted',
-    'inputs/checkpoint_io_training_user/huge':
-        'module_utils/inputs.py (C): accepted',
-    'inputs/checkpoint_io_training_user/newline':
-        'module_utils/inputs.py (C): accepted',
-    'inputs/checkpoint_io_verify_dirs/el_long_path':
-        'module_utils/inputs.py (C): accepted',
+    'inputs/checkpoint_io_checkpoint_dir/relative': 'module_utils/inputs.py (C): accepted',
+    'inputs/checkpoint_io_data_drives/typo_key': 'module_utils/inputs.py (C): accepted',
+    'inputs/checkpoint_io_deepspeed_configs/el_long_path': 'module_utils/inputs.py (C): accepted',
+    'inputs/checkpoint_io_state_dir/long_path': 'module_utils/inputs.py (C): accepted',
+    'inputs/checkpoint_io_training_user/huge': 'module_utils/inputs.py (C): accepted',
+    'inputs/checkpoint_io_training_user/newline': 'module_utils/inputs.py (C): accepted',
+    'inputs/checkpoint_io_verify_dirs/el_long_path': 'module_utils/inputs.py (C): accepted',
     'module:checkpoint_job/state_dir/empty':
         'checkpoint_job.py (A): refused, not naming the option: no job bad-input.1 in {tmp}/jobs (finished and'
         ' collected already, or never st...',
@@ -839,10 +832,8 @@ KNOWN_FAILURES = {
         'checkpoint_write.py (A): refused, not naming the option: fio exited with 1: bad-input harness: fio not run',
     'module:deepspeed_aio/aio.block_size/huge': 'deepspeed_aio.py (C): accepted',
     'module:deepspeed_aio/aio/list':
-        "deepspeed_aio.py (C): traceback: TypeError: argument of type 'int' is not iterable ; the message does not"
-        ' name...',
-    'module:deepspeed_aio/path/content_dup_keys':
-        'deepspeed_aio.py (C): accepted',
+        "deepspeed_aio.py (C): traceback: TypeError: argument of type 'int' is not iterable",
+    'module:deepspeed_aio/path/content_dup_keys': 'deepspeed_aio.py (C): accepted',
     'module:deepspeed_aio/path/content_huge_int': 'deepspeed_aio.py (C): a Python error as the message: 4300 digits)',
     'module:deepspeed_aio/path/content_infinity':
         'deepspeed_aio.py (C): refused but reports changed=true; makes files first',
@@ -859,48 +850,47 @@ KNOWN_FAILURES = {
         'deepspeed_aio.py (C): refused, not naming the option: the record {tmp}/nnn.../deepspeed_aio.json is not'
         ' usable (cannot read {tmp}/n...',
     'module:deepspeed_aio/state_dir/long_path':
-        "deepspeed_aio.py (C): refused, not naming the option: the record /ddd.../ddd.../ddd... assert ['the"
-        " message...ddd...'] == [] Left c...",
+        'deepspeed_aio.py (C): refused, not naming the option: the record /ddd.../ddd.../ddd...',
     'module:deepspeed_aio/state_dir/null': 'deepspeed_aio.py (C): refused but reports changed=true',
     'module:deepspeed_aio/state_dir/other_writable': 'deepspeed_aio.py (C): refused but reports changed=true',
     'module:deepspeed_aio/state_dir/relative': 'deepspeed_aio.py (C): refused but reports changed=true',
     'module:deepspeed_aio/state_dir/symlink': 'deepspeed_aio.py (C): refused but reports changed=true',
     'module:engine_verify/fio_path/colon':
         'engine_verify.py (A): refused, not naming the option: engine_verify: [Errno 13] Permission denied:'
-        ' \'{tmp}/a:b\' assert ["the message...',
+        " '{tmp}/a:b'",
     'module:engine_verify/fio_path/directory':
         'engine_verify.py (A): refused, not naming the option: engine_verify: [Errno 13] Permission denied:'
-        ' \'{tmp}/adir\' assert ["the messag...',
+        " '{tmp}/adir'",
     'module:engine_verify/fio_path/file':
         'engine_verify.py (A): refused, not naming the option: engine_verify: [Errno 13] Permission denied:'
-        ' \'{tmp}/afile\' assert ["the messa...',
+        " '{tmp}/afile'",
     'module:engine_verify/fio_path/list':
         'engine_verify.py (A): refused, not naming the option: engine_verify: [Errno 2] No such file or directory:'
-        ' "[\'{tmp}/adir\']" assert [...',
+        ' "[\'{tmp}/adir\']"',
     'module:engine_verify/fio_path/long_name':
         'engine_verify.py (A): refused, not naming the option: engine_verify: [Errno 36] File name too long:'
-        ' \'{tmp}/nnn...\' assert ["the mes...',
+        " '{tmp}/nnn...'",
     'module:engine_verify/fio_path/long_path':
         'engine_verify.py (A): refused, not naming the option: engine_verify: [Errno 36] File name too long:'
-        " '/ddd.../ddd.../ddd... assert [...",
+        " '/ddd.../ddd.../ddd...",
     'module:engine_verify/fio_path/missing':
         'engine_verify.py (A): refused, not naming the option: engine_verify: [Errno 2] No such file or directory:'
         " '{tmp}/missing/x' assert ...",
     'module:engine_verify/fio_path/newline':
         'engine_verify.py (A): refused, not naming the option: engine_verify: [Errno 13] Permission denied:'
-        ' \'{tmp}/new\\nline\' assert ["the m...',
+        " '{tmp}/new\\nline'",
     'module:engine_verify/fio_path/nonascii':
         'engine_verify.py (A): refused, not naming the option: engine_verify: [Errno 13] Permission denied:'
-        ' \'{tmp}/ünï\' assert ["the message...',
+        " '{tmp}/ünï'",
     'module:engine_verify/fio_path/relative':
         'engine_verify.py (A): refused, not naming the option: engine_verify: [Errno 2] No such file or directory:'
-        ' \'relative/x\' assert ["the...',
+        " 'relative/x'",
     'module:engine_verify/fio_path/spaces':
         'engine_verify.py (A): refused, not naming the option: engine_verify: [Errno 13] Permission denied:'
-        ' \'{tmp}/with space\' assert ["the ...',
+        " '{tmp}/with space'",
     'module:engine_verify/fio_path/symlink':
         'engine_verify.py (A): refused, not naming the option: engine_verify: [Errno 13] Permission denied:'
-        ' \'{tmp}/flink\' assert ["the messa...',
+        " '{tmp}/flink'",
     'module:engine_verify/profile/drives_not_list':
         'engine_verify.py (A): refused, not naming the option: engine_verify: string indices must be integers, not'
         " 'str'",
@@ -970,29 +960,19 @@ KNOWN_FAILURES = {
     'module:md_array/members/one_member':
         'md_array.py (B): refused, not showing the limit: identities: 2 given for 1 members (/dev/nvme1n1)',
     'module:md_array/name/colon': 'md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device',
-    'module:md_array/name/dict':
-        "md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device assert ['the"
-        " message...block device'] == [...",
-    'module:md_array/name/list':
-        "md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device assert ['the"
-        " message...block device'] == [...",
+    'module:md_array/name/dict': 'md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device',
+    'module:md_array/name/list': 'md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device',
     'module:md_array/name/multibyte_past_limit':
         'md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device',
     'module:md_array/name/newline':
         'md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device',
     'module:md_array/name/nonascii':
         'md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device',
-    'module:md_array/name/space':
-        "md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device assert ['the"
-        " message...block device'] == [...",
-    'module:md_array/uuid/dict':
-        "md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device assert ['the"
-        " message...block device'] == [...",
+    'module:md_array/name/space': 'md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device',
+    'module:md_array/uuid/dict': 'md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device',
     'module:md_array/uuid/empty': 'md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device',
     'module:md_array/uuid/huge': 'md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device',
-    'module:md_array/uuid/list':
-        "md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device assert ['the"
-        " message...block device'] == [...",
+    'module:md_array/uuid/list': 'md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device',
     'module:md_array/uuid/newline':
         'md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device',
     'module:md_array/uuid/nonascii':
@@ -1018,8 +998,7 @@ KNOWN_FAILURES = {
         'xfs_format.py (B): refused, not showing the value: /dev/nvme1n1 cannot be opened to check which drive it is'
         ' (No such file or dir...',
     'module:xfs_format/drive/null':
-        "xfs_format.py (B): traceback: TypeError: argument of type 'NoneType' is not iterable assert ['a"
-        ' traceback.....',
+        "xfs_format.py (B): traceback: TypeError: argument of type 'NoneType' is not iterable",
     'module:xfs_format/drive/unknown_key':
         "xfs_format.py (B): refused, not showing the value: 'DATA0001'}: /dev/nvme1n1 cannot be opened to check"
         ' which drive it is (No suc...',
@@ -1060,8 +1039,7 @@ KNOWN_FAILURES = {
         'xfs_format.py (B): refused, not naming the option: /dev/nvme1n1 cannot be opened to check which drive it is'
         ' (No such file or dir...',
     'module:xfs_format/md_uuid/empty':
-        "xfs_format.py (B): traceback: TypeError: argument of type 'NoneType' is not iterable ; the message does"
-        ' not...',
+        "xfs_format.py (B): traceback: TypeError: argument of type 'NoneType' is not iterable",
     'module:xfs_format/md_uuid/huge':
         'xfs_format.py (B): refused, not naming the option: /dev/nvme1n1 cannot be opened to check which drive it is'
         ' (No such file or dir...',
@@ -1078,8 +1056,7 @@ KNOWN_FAILURES = {
         'xfs_format.py (B): refused, not naming the option: /dev/nvme1n1 cannot be opened to check which drive it is'
         ' (No such file or dir...',
     'module:xfs_format/md_uuid/null':
-        "xfs_format.py (B): traceback: TypeError: argument of type 'NoneType' is not iterable assert ['a"
-        ' traceback.....',
+        "xfs_format.py (B): traceback: TypeError: argument of type 'NoneType' is not iterable",
     'module:xfs_format/members/empty':
         'xfs_format.py (B): refused, not naming the option: /dev/nvme1n1 cannot be opened to check which drive it is'
         ' (No such file or dir...',
@@ -1107,32 +1084,19 @@ KNOWN_FAILURES = {
     'role:deepspeed_config/deepspeed_config_block_size/huge':
         'roles/deepspeed_config (C): refused, not naming the option: deepspeed_config on c0018: the layers do not'
         ' line up (nothing was changed): e...',
-    'role:deepspeed_config/deepspeed_config_files/el_content_dup_keys':
-        'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_files/el_content_nan':
-        'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_files/el_content_not_json':
-        'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_files/el_content_not_utf8':
-        'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_saturation_factor/huge':
-        'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_sweep_depths/el_huge':
-        'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_sweep_plateau_points/huge':
-        'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_sweep_poll/huge':
-        'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_sweep_ramp/huge':
-        'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_sweep_repeats/huge':
-        'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_sweep_runtime/huge':
-        'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_sweep_scratch_size/huge':
-        'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_sweep_size_per_point/huge':
-        'roles/deepspeed_config (C): accepted',
+    'role:deepspeed_config/deepspeed_config_files/el_content_dup_keys': 'roles/deepspeed_config (C): accepted',
+    'role:deepspeed_config/deepspeed_config_files/el_content_nan': 'roles/deepspeed_config (C): accepted',
+    'role:deepspeed_config/deepspeed_config_files/el_content_not_json': 'roles/deepspeed_config (C): accepted',
+    'role:deepspeed_config/deepspeed_config_files/el_content_not_utf8': 'roles/deepspeed_config (C): accepted',
+    'role:deepspeed_config/deepspeed_config_saturation_factor/huge': 'roles/deepspeed_config (C): accepted',
+    'role:deepspeed_config/deepspeed_config_sweep_depths/el_huge': 'roles/deepspeed_config (C): accepted',
+    'role:deepspeed_config/deepspeed_config_sweep_plateau_points/huge': 'roles/deepspeed_config (C): accepted',
+    'role:deepspeed_config/deepspeed_config_sweep_poll/huge': 'roles/deepspeed_config (C): accepted',
+    'role:deepspeed_config/deepspeed_config_sweep_ramp/huge': 'roles/deepspeed_config (C): accepted',
+    'role:deepspeed_config/deepspeed_config_sweep_repeats/huge': 'roles/deepspeed_config (C): accepted',
+    'role:deepspeed_config/deepspeed_config_sweep_runtime/huge': 'roles/deepspeed_config (C): accepted',
+    'role:deepspeed_config/deepspeed_config_sweep_scratch_size/huge': 'roles/deepspeed_config (C): accepted',
+    'role:deepspeed_config/deepspeed_config_sweep_size_per_point/huge': 'roles/deepspeed_config (C): accepted',
     'role:deepspeed_config/deepspeed_config_use_gds/null':
         'roles/deepspeed_config (C): refused, not showing the value: One or more items failed | deepspeed_config on'
         ' c0122: deepspeed_config_use_gd...',
@@ -1142,20 +1106,13 @@ KNOWN_FAILURES = {
     'role:io_uring_engine/io_uring_engine_block_size/huge':
         'roles/io_uring_engine (C): refused, not naming the option: io_uring_engine on c0030, nothing was changed:'
         " io_uring_engine_verify_size: '...",
-    'role:io_uring_engine/io_uring_engine_exclude_cpus/el_huge':
-        'roles/io_uring_engine (C): accepted',
-    'role:io_uring_engine/io_uring_engine_limits_file/relative':
-        'roles/io_uring_engine (C): accepted',
-    'role:io_uring_engine/io_uring_engine_memlock/huge':
-        'roles/io_uring_engine (C): accepted',
-    'role:io_uring_engine/io_uring_engine_packages/el_empty':
-        'roles/io_uring_engine (C): accepted',
-    'role:io_uring_engine/io_uring_engine_profile_file/relative':
-        'roles/io_uring_engine (C): accepted',
-    'role:io_uring_engine/io_uring_engine_sysctl_file/relative':
-        'roles/io_uring_engine (C): accepted',
-    'role:io_uring_engine/io_uring_engine_verify_size/huge':
-        'roles/io_uring_engine (C): accepted',
+    'role:io_uring_engine/io_uring_engine_exclude_cpus/el_huge': 'roles/io_uring_engine (C): accepted',
+    'role:io_uring_engine/io_uring_engine_limits_file/relative': 'roles/io_uring_engine (C): accepted',
+    'role:io_uring_engine/io_uring_engine_memlock/huge': 'roles/io_uring_engine (C): accepted',
+    'role:io_uring_engine/io_uring_engine_packages/el_empty': 'roles/io_uring_engine (C): accepted',
+    'role:io_uring_engine/io_uring_engine_profile_file/relative': 'roles/io_uring_engine (C): accepted',
+    'role:io_uring_engine/io_uring_engine_sysctl_file/relative': 'roles/io_uring_engine (C): accepted',
+    'role:io_uring_engine/io_uring_engine_verify_size/huge': 'roles/io_uring_engine (C): accepted',
     'role:xfs/checkpoint_io_data_drives/list':
         "roles/xfs (B): ansible-core's argument spec crashes on a list for a dict option with suboptions"
         ' (ansible/ansible PR 81631); declare no suboptions, as block_layer does',

@@ -100,6 +100,18 @@ def restore(env, template, diff):
             shutil.copy2(twin, path)
 
 
+def settle(root, seconds=10.0):
+    """Wait until nothing under ``root`` changes for half a second (at most ``seconds``)."""
+    deadline = time.time() + seconds
+    last = snapshot(root)
+    while time.time() < deadline:
+        time.sleep(0.5)
+        now = snapshot(root)
+        if now == last:
+            return
+        last = now
+
+
 class Hung(Exception):
     pass
 
@@ -171,6 +183,8 @@ def main():
             result = json.loads(text) if text.strip() else None
         except ValueError:
             result = None
+        if isinstance(result, dict) and result.get('job_id'):
+            settle(env_root)  # the detached job the case started ends (its fio is the fake) before the next case
         after = snapshot(env_root)
         diff = changes(before, after)
         out.append({'id': case['id'], 'rc': rc, 'result': result, 'stdout': text[-4000:], 'traceback': tb,
