@@ -12,6 +12,8 @@ __metaclass__ = type
 import json
 import os
 
+import pytest
+
 COUNTS = {}
 _REPORTED = []
 
@@ -69,3 +71,10 @@ class _nothing(object):
 
     def __exit__(self, *exc):
         return False
+
+
+@pytest.fixture(scope='session', autouse=True)
+def bad_input_report(request, tmp_path_factory):
+    """The count table at the end of the session: imported by each sweep test file (autouse there)."""
+    yield
+    report(request.config, tmp_path_factory)

@@ -150,22 +150,27 @@ def fake_facts(tmp):
     return path, node
 
 
-PLAY = '''- name: %(group)s
-  hosts: all
-  gather_facts: false
-  module_defaults:
+# The collection's modules that read the node, pointed at the fake node (check-mode runs read it, nothing else).
+MODULE_DEFAULTS = '''  module_defaults:
     ai_storage.checkpoint_io.checkpoint_io_facts:
       sysfs_root: %(sys)s
       procfs_root: %(proc)s
       devfs_root: %(dev)s
       etc_root: %(etc)s
+      fio_probe: false
+      use_nvme_cli: false
     ai_storage.checkpoint_io.block_queue:
       sysfs_root: %(sys)s
     ai_storage.checkpoint_io.md_array:
       sysfs_root: %(sys)s
       procfs_root: %(proc)s
       devfs_root: %(dev)s
-  tasks:
+'''
+
+PLAY = '''- name: %(group)s
+  hosts: all
+  gather_facts: false
+%(module_defaults)s  tasks:
 %(before)s    - name: The role under test
       ansible.builtin.import_role:
         name: ai_storage.checkpoint_io.%(role)s
@@ -374,6 +379,7 @@ def run_entry(role, entry, cases, tmp):
     argspec_only = entry_table.get('argspec_only')
     before = PREFLIGHT_FIRST % {'preflight_tags': '      tags: [always]\n' if argspec_only else ''}
     text = PLAY % dict(places, group='%s %s' % (role, entry), role=role, entry=entry,
+                       module_defaults=MODULE_DEFAULTS % places,
                        before=before if first else '',
                        entry_tags='      tags: [bad_input_entry]\n' if argspec_only else '',
                        include_vars=BEFORE_VARS if first else '')
@@ -391,15 +397,7 @@ def run_entry(role, entry, cases, tmp):
 ACTION_PLAY = '''- name: action %(name)s
   hosts: all
   gather_facts: false
-  module_defaults:
-    ai_storage.checkpoint_io.checkpoint_io_facts:
-      sysfs_root: %(sys)s
-      procfs_root: %(proc)s
-      devfs_root: %(dev)s
-      etc_root: %(etc)s
-      fio_probe: false
-      use_nvme_cli: false
-  tasks:
+%(module_defaults)s  tasks:
     - name: The action under test
       ai_storage.checkpoint_io.%(name)s:
 %(args)s'''
@@ -450,7 +448,8 @@ def run_action(name, cases, tmp):
     lines = ''.join('        %s: "{{ bi_args[%r] if %r in bi_args else omit }}"\n' % (option, option, option)
                     for option in sorted(argument_spec(name)))
     doc, stderr, changed = _run_playbook(work, 'the action %s' % name, hosts,
-                                         ACTION_PLAY % dict(places, name=name, args=lines), [], {})
+                                         ACTION_PLAY % dict(places, name=name, args=lines,
+                                                            module_defaults=MODULE_DEFAULTS % places), [], {})
     return dict((case.id, dict(_host_outcome(doc, host), args=hosts[host]['bi_args'], stderr=stderr,
                                changes=changed)) for host, case in hosts_of.items())
 

@@ -19,16 +19,10 @@ import pytest
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.inputs import SPEC, check_inputs
 
-from bad_input_counts import record_counts, report
+# bad_input_report: the session fixture that prints the count table (autouse)
+from bad_input_counts import bad_input_report, record_counts  # noqa: F401 pylint: disable=unused-import
 from bad_input_lib import build_args, check, option_cases
 from bad_input_tables import inputs_spec
-
-
-@pytest.fixture(scope='session', autouse=True)
-def bad_input_report(request, tmp_path_factory):
-    """The count table at the end of the session (bad_input_counts.report)."""
-    yield
-    report(request.config, tmp_path_factory)
 
 
 def input_cases():
