@@ -38,13 +38,14 @@ UNIT = os.path.dirname(HERE)
 ROOT = os.path.dirname(os.path.dirname(UNIT))
 ROLE_DIR = os.path.join(ROOT, 'roles')
 # What the roles write on a real node at their defaults: compared before and after, so a check-mode run that
-# wrote here anyway shows.
+# wrote here anyway shows. Not the state store and the job store at their defaults (/var/lib/..., /run/...): every
+# case points them at the run's scratch directory, and other runs of the collection on this machine (a developer's
+# playbook, other tests) use the defaults at the same time.
 REAL_PATHS = ('/etc/udev/rules.d/99-ai-storage-checkpoint-io-block.rules',
               '/etc/modprobe.d/ai-storage-checkpoint-io-nvme.conf',
               '/etc/sysctl.d/90-ai-storage-checkpoint-io-io-uring.conf',
               '/etc/security/limits.d/90-ai-storage-checkpoint-io-io-uring.conf',
-              '/etc/ai_storage_checkpoint_io', '/var/lib/ai_storage_checkpoint_io', '/etc/mdadm/mdadm.conf',
-              '/etc/fstab', '/mnt/checkpoints', '/run/ai_storage_checkpoint_io', '/etc/group')
+              '/etc/ai_storage_checkpoint_io', '/etc/mdadm/mdadm.conf', '/etc/fstab', '/mnt/checkpoints', '/etc/group')
 
 
 def role_names():
