@@ -142,6 +142,34 @@ def expected_from(entry):
     }
 
 
+# The keys an expected identity may carry: what expected_from() gives, plus what read_identity() returns (so a
+# caller may hand back an identity it read).
+EXPECTED_KEYS = ('name', 'device', 'wwid', 'serial', 'size_bytes', 'nguid', 'eui', 'uuid', 'model', 'nsid', 'dev',
+                 'partition', 'disk')
+
+
+def check_expected(value, name):
+    """``value`` as an expected identity (a dict of :data:`EXPECTED_KEYS` with at least one of ``wwid``,
+    ``serial``, ``size_bytes``; strings and a whole ``size_bytes``); raises ValueError naming ``name``."""
+    if not isinstance(value, dict) or not value:
+        raise ValueError('%s: %r is not a drive identity: give a dict with its wwid, serial and/or size_bytes as the '
+                         'facts show them' % (name, value))
+    unknown = sorted(str(key) for key in value if key not in EXPECTED_KEYS)
+    if unknown:
+        raise ValueError('%s: %r has unknown keys %s (known: %s)' % (name, value, ', '.join(unknown),
+                                                                      ', '.join(EXPECTED_KEYS)))
+    for key in ('wwid', 'serial', 'name', 'device', 'nguid', 'eui', 'uuid', 'model'):
+        if value.get(key) is not None and not isinstance(value[key], str):
+            raise ValueError('%s: %s %r in %r is not a string' % (name, key, value[key], value))
+    size = value.get('size_bytes')
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size <= 0):
+        raise ValueError('%s: size_bytes %r in %r is not a positive whole number of bytes' % (name, size, value))
+    if not any(value.get(key) not in (None, '') for key in CHECKED_KEYS):
+        raise ValueError('%s: %r identifies nothing: give its wwid, serial and/or size_bytes as the facts show them'
+                         % (name, value))
+    return value
+
+
 def describe(identity):
     """``serial DATA0001, wwid eui.0001, 4294967296 bytes`` (what is known of an identity), for messages."""
     if not isinstance(identity, dict):
@@ -175,7 +203,7 @@ def mismatch(expected, found, where=None):
         if want != have:
             differ.append('%s %r, expected %r' % (key, have, want))
     if differ:
-        now = ' (now %s)' % found['name'] if found.get('name') and found['name'] != name else ''
+        now = ' (now %s)' % found['name'] if found.get('name') and found['name'] not in name else ''
         return ('%s%s is not the drive that was selected: %s. Expected %s, found %s; %s'
                 % (name, now, ', '.join(differ), describe(expected), describe(found), AGAIN))
     return None

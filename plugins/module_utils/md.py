@@ -23,7 +23,12 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.wipefs im
     norm_uuid,
     parse_wipefs_json,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs_plan import md_kib, parse_chunk
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs_plan import (
+    MD_NAME_RE,
+    check_path,
+    md_kib,
+    parse_chunk,
+)
 
 MDSTAT_ARRAY_KEYS = (
     "level", "state", "read_only", "members", "failed", "spares", "chunk_bytes",
@@ -160,6 +165,20 @@ def update_conf(text, device, uuid, line, name):
     return result + '\n' if result else result
 
 
+def check_conf_file(path, name='conf_file'):
+    """The mdadm configuration file the module writes: an absolute path within the kernel's limits, in a directory
+    that exists, and neither a directory nor a symlink (the module never writes through one)."""
+    check_path(path, name)
+    if os.path.islink(path):
+        raise ValueError('%s: %s is a symlink: the module never writes through one; give the file it points at'
+                         % (name, path))
+    if os.path.isdir(path):
+        raise ValueError('%s: %s is a directory, not a file' % (name, path))
+    if not os.path.isdir(os.path.dirname(path)):
+        raise ValueError('%s: the directory of %s does not exist (is mdadm installed?)' % (name, path))
+    return path
+
+
 class MdArray(Commands):
     """The md_array module's work. Every mdadm command that writes a member (create, assemble, zero-superblock)
     and every wipefs runs while the members are open and re-identified (:func:`identity.pinned`): the kernel
@@ -169,31 +188,63 @@ class MdArray(Commands):
     def __init__(self, module):
         Commands.__init__(self, module)
         self.name = self.params['name']
-        self.device = '/dev/md/' + self.name
+        self.device = '/dev/md/%s' % (self.name,)
+        self.force = []
+        errors = self.check_params()
+        if errors:
+            module.fail_json(msg='%s. Nothing was changed.' % '; '.join(errors))
+        self.expected = dict(zip(self.params['members'] or [], self.params['identities'] or []))
         self.mdadm = module.get_bin_path('mdadm', required=True)
-        try:
-            self.force = identity.force_names(self.params['force'], 'force')
-        except ValueError as exc:
-            module.fail_json(msg='%s. Nothing was changed.' % exc)
-        self.expected = self._identities()
 
-    def _identities(self):
-        """{member path: expected identity} from O(identities) (same order as O(members))."""
-        given = self.params.get('identities')
-        members = self.params['members'] or []
-        if given is None:
-            return {}
-        if len(given) != len(members):
-            self.module.fail_json(msg='identities: %d given for %d members (%s); give one per member, in the same '
-                                      'order' % (len(given), len(members), ', '.join(members) or 'none'))
-        result = {}
-        for member, expected in zip(members, given):
-            if not isinstance(expected, dict) or not any(expected.get(k) not in (None, '')
-                                                         for k in identity.CHECKED_KEYS):
-                self.module.fail_json(msg='identities: the entry for %s (%r) identifies nothing: give its wwid, serial '
-                                          'and size_bytes as the facts show them' % (member, expected))
-            result[member] = expected
-        return result
+    def check_params(self):
+        """Every value checked before anything is read from the node: the messages name the option, the value and
+        the limit."""
+        params = self.params
+        errors = []
+        if not isinstance(self.name, str) or not MD_NAME_RE.match(self.name):
+            errors.append('name: %r must be 1 to 32 ASCII letters, digits, ".", "_" or "-", a letter or digit first '
+                          '(the array becomes /dev/md/<name>)' % (self.name,))
+        members = params['members'] or []
+        for member in members:
+            if not isinstance(member, str) or not member.startswith('/') or '\n' in member or '\0' in member:
+                errors.append('members: %r is not an absolute device path' % (member,))
+        twice = sorted(set(member for member in members if members.count(member) > 1))
+        if twice:
+            errors.append('members: %s is given twice' % ', '.join(twice))
+        if params['state'] == 'present' and len(members) < 2:
+            errors.append('members: %r - a RAID0 array needs at least two members, got %d'
+                          % (params['members'], len(members)))
+        try:
+            parse_chunk(params['chunk'], 'chunk')
+        except ValueError as exc:
+            errors.append(to_native(exc))
+        wanted = norm_uuid(params['uuid']) if params['uuid'] is not None else None
+        if params['uuid'] is not None and not (wanted and re.match(r'^[0-9a-f]{32}$', wanted)):
+            errors.append("uuid: %r is not a UUID (32 hex digits in any of mdadm's or blkid's spellings)"
+                          % (params['uuid'],))
+        try:
+            check_conf_file(params['conf_file'])
+        except ValueError as exc:
+            errors.append(to_native(exc))
+        given = params['identities']
+        if given is not None:
+            if len(given) != len(members):
+                errors.append('identities: %r gives %d identities for %d members (%s); give one per member, in the '
+                              'same order' % (given, len(given), len(members), ', '.join(members) or 'none'))
+            for index, expected in enumerate(given):
+                try:
+                    identity.check_expected(expected, 'identities[%d]' % index)
+                except ValueError as exc:
+                    errors.append(to_native(exc))
+        try:
+            self.force = identity.force_names(params['force'], 'force')
+        except ValueError as exc:
+            errors.append(to_native(exc))
+        stray = identity.unnamed(self.force, [ident for ident in given or [] if isinstance(ident, dict)])
+        if stray:
+            errors.append('force names %s, which %s none of the members (by their serial or WWID in identities)'
+                          % (', '.join(stray), 'is' if len(stray) == 1 else 'are'))
+        return errors
 
     def pinned(self, members):
         """The members open and re-identified while the block runs (fails the module, nothing changed, when one is
@@ -203,8 +254,10 @@ class MdArray(Commands):
             self.module.fail_json(msg='identities are required to write %s: the module re-identifies every member '
                                       'before mdadm or wipefs writes it. Nothing was changed.' % ', '.join(missing),
                                   commands=self.commands)
-        return identity.pinned([(self.path(member), self.expected[member], member) for member in members],
-                               self.params['sysfs_root'])
+        order = self.params['members'] or []
+        return identity.pinned([(self.path(member), self.expected[member],
+                                 'member %s (identities[%d])' % (member, order.index(member)))
+                                for member in members], self.params['sysfs_root'])
 
     def forced(self, member, found):
         """The entry of O(force) that names the member (by the serial or WWID just read), or None."""
@@ -347,9 +400,6 @@ class MdArray(Commands):
 
     def present(self, result):
         members = self.params['members'] or []
-        if len(members) < 2:
-            self.module.fail_json(msg='members: a RAID0 array needs at least two members, got %d (%s)'
-                                  % (len(members), ', '.join(members) or 'none'))
         try:
             chunk = parse_chunk(self.params['chunk'], 'chunk')
         except ValueError as exc:

@@ -16,11 +16,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import identity
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.commands import Commands
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs_plan import check_path
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.wipefs import (
     WIPEFS_COLUMNS,
     describe_signature,
@@ -32,19 +34,94 @@ OURS = 'xfs'
 LOG_SIGNATURE = 'xfs_external_log'
 
 
+def is_uuid(value):
+    """Whether ``value`` is a UUID in any usual spelling (32 hex digits with or without - or :)."""
+    raw = norm_uuid(value) if isinstance(value, str) else None
+    return bool(raw and re.match(r'^[0-9a-f]{32}$', raw))
+
+
+# What an mkfs.xfs argument other than a label is made of (-d su=1048576,sw=2,agsize=..., -l logdev=/dev/...).
+_OPTION_RE = re.compile(r'^[A-Za-z0-9_=,./:+-]+$')
+
+
+def option_problem(index, option, options):
+    """Why one mkfs.xfs option may not be given, or None: the module sets the UUID and never forces."""
+    if not isinstance(option, str) or not option or any(ch.isspace() or ord(ch) < 32 for ch in option):
+        return 'options[%d]: %r is not one mkfs.xfs argument (no blanks or control characters)' % (index, option)
+    label = index > 0 and options[index - 1] == '-L'
+    if not label and not _OPTION_RE.match(option):
+        return ('options[%d]: %r is not an mkfs.xfs argument (letters, digits and _=,./:+- only; any text only as '
+                'the label, after -L)' % (index, option))
+    if option in ('-f', '--force'):
+        return ('options[%d]: %r would let mkfs.xfs overwrite what it finds; the module erases only what force '
+                'names, then runs mkfs.xfs without -f' % (index, option))
+    if 'uuid=' in option:
+        return 'options[%d]: %r sets the filesystem UUID, which is the option uuid' % (index, option)
+    return None
+
+
 class XfsFormat(Commands):
     def __init__(self, module):
         Commands.__init__(self, module)
         self.device = self.params['device']
         self.log_device = self.params['log_device']
-        try:
-            self.force = identity.force_names(self.params['force'], 'force')
-        except ValueError as exc:
-            module.fail_json(msg='%s. Nothing was changed.' % exc)
-        if norm_uuid(self.params['uuid']) is None or len(norm_uuid(self.params['uuid'])) != 32:
-            module.fail_json(msg='uuid: %r is not a UUID (32 hex digits, as mkfs.xfs -m uuid= takes them)'
-                             % (self.params['uuid'],))
         self.uuid = self.params['uuid']
+        self.force = []
+        errors = self.check_params()
+        if errors:
+            module.fail_json(msg='%s. Nothing was changed.' % '; '.join(errors))
+
+    def check_params(self):
+        """Every value checked before anything is read from the node (the messages name the option)."""
+        params = self.params
+        errors = []
+        for key in ('device', 'log_device'):
+            if key == 'device' or params[key] is not None:
+                try:
+                    check_path(params[key], key)
+                except ValueError as exc:
+                    errors.append(to_native(exc))
+        if not is_uuid(self.uuid):
+            errors.append('uuid: %r is not a UUID (32 hex digits, as mkfs.xfs -m uuid= takes them)' % (self.uuid,))
+        drives = []
+        if params['drive'] is not None and params['md_uuid'] is not None:
+            errors.append('drive and md_uuid: give one (a drive target, or an md array with its members)')
+        elif params['drive'] is not None:
+            drives.append(self._expected(params['drive'], 'drive', errors))
+        elif params['md_uuid'] is not None:
+            if not is_uuid(params['md_uuid']):
+                errors.append('md_uuid: %r is not a UUID (32 hex digits in any spelling)' % (params['md_uuid'],))
+            if not params['members']:
+                errors.append('members: %r names no member: an md target needs the identities of all its members'
+                              % (params['members'],))
+            for index, member in enumerate(params['members'] or []):
+                drives.append(self._expected(member, 'members[%d]' % index, errors))
+        else:
+            errors.append('drive or md_uuid: give what the device must be - drive (a drive), or md_uuid with members '
+                          '(an md array)')
+        if (params['log_device'] is None) != (params['log_identity'] is None):
+            errors.append('log_device and log_identity: give both (the log device and what it must be) or neither')
+        elif params['log_identity'] is not None:
+            drives.append(self._expected(params['log_identity'], 'log_identity', errors))
+        options = params['options'] or []
+        errors.extend(filter(None, (option_problem(index, option, options) for index, option in enumerate(options))))
+        try:
+            self.force = identity.force_names(params['force'], 'force')
+        except ValueError as exc:
+            errors.append(to_native(exc))
+        stray = identity.unnamed(self.force, [drive for drive in drives if drive])
+        if stray:
+            errors.append('force names %s, which %s none of the drives this device is made of (drive, members, '
+                          'log_identity)' % (', '.join(stray), 'is' if len(stray) == 1 else 'are'))
+        return errors
+
+    @staticmethod
+    def _expected(value, name, errors):
+        try:
+            return identity.check_expected(value, name)
+        except ValueError as exc:
+            errors.append(to_native(exc))
+            return None
 
     # --- what the devices must be ----------------------------------------------
     def pairs(self):
@@ -53,9 +130,9 @@ class XfsFormat(Commands):
             target = {'md_uuid': self.params['md_uuid'], 'members': self.params['members'] or []}
         else:
             target = self.params['drive']
-        result = [(self.device, target)]
-        if self.log_device:
-            result.append((self.log_device, self.params['log_identity']))
+        result = [(self.device, target, 'device %s' % self.device)]
+        if self.log_device:  # checked first: it is the one a caller is least sure of
+            result.insert(0, (self.log_device, self.params['log_identity'], 'log_device %s' % self.log_device))
         return result
 
     def target_forced(self):
@@ -72,7 +149,7 @@ class XfsFormat(Commands):
     def probe(self):
         """{path: [signature]} of the target and the log device (wipefs --no-act, read-only)."""
         wipefs = self.module.get_bin_path('wipefs', required=True)
-        paths = [path for path, dummy in self.pairs()]
+        paths = [pair[0] for pair in self.pairs()]
         dummy, out, dummy_err = self.run([wipefs, '--no-act', '--json', '--output', WIPEFS_COLUMNS] + paths)
         try:
             signatures = parse_wipefs_json(out)

@@ -331,10 +331,6 @@ def main():
         required_if=[('state', 'present', ['members'])],
         supports_check_mode=True,
     )
-    name = module.params['name']
-    if not name or '/' in name or name.startswith('.') or len(name) > 32:
-        module.fail_json(msg='name: %r must be a plain name of 1 to 32 characters (the array becomes /dev/md/<name>)'
-                         % name)
     array = MdArray(module)
     result = dict(changed=False, device=array.device, kernel_name=None, path=None, action='none',
                   commands=array.commands,

@@ -115,7 +115,7 @@ def test_pinned_refuses_another_drive_under_the_name_and_closes_everything(loop)
         with identity.pinned([(device, EXPECTED, '/dev/nvme1n1')], str(sysfs)):
             raise AssertionError('the block must not run')
     message = str(err.value)
-    assert message.startswith("/dev/nvme1n1 (now nvme1n1) is not the drive that was selected: wwid 'eui.0002', "
+    assert message.startswith("/dev/nvme1n1 is not the drive that was selected: wwid 'eui.0002', "
                               "expected 'eui.0001'. Expected serial DATA0001, wwid eui.0001, 4294967296 bytes, found "
                               "serial DATA0001, wwid eui.0002")
     assert message.endswith('Nothing was changed: run again (the facts are gathered anew and the drives found by '

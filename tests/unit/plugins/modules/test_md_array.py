@@ -264,8 +264,9 @@ def open_block_devices():
 
 
 def run(capsys, node, check=False, diff=True, **params):
-    args = dict(params, devfs_root=node.dev, procfs_root=node.proc, sysfs_root=node.sys, conf_file=node.conf,
+    args = dict(params, devfs_root=node.dev, procfs_root=node.proc, sysfs_root=node.sys,
                 _ansible_check_mode=check, _ansible_diff=diff)
+    args.setdefault('conf_file', node.conf)
     args.setdefault('name', 'ckpt')
     if args.get('state', 'present') == 'present':
         args.setdefault('members', ['/dev/nvme1n1', '/dev/nvme2n1'])
@@ -374,11 +375,17 @@ def test_force_erases_the_signatures_of_the_named_drives_first(node, capsys):
 
 
 def test_force_that_names_another_drive_does_not_cover_a_member(node, capsys):
-    """Named drives only: a force naming DATA0001 (and a kernel name) does not let DATA0002's data be erased."""
+    """Named drives only: a force naming DATA0001 does not let DATA0002's data be erased; a kernel name or a
+    drive that is no member names nothing and is refused before anything is read."""
     node.signatures['nvme2n1'] = [{'device': 'nvme2n1', 'offset': '0x438', 'type': 'ext4', 'uuid': 'u'}]
-    rc, out = run(capsys, node, force=['DATA0001', 'nvme2n1'])
+    rc, out = run(capsys, node, force=['DATA0001'])
     assert rc == 1 and '/dev/nvme2n1 (serial DATA0002' in out['msg'] and 'force: [DATA0002]' in out['msg']
     assert node.commands('--create', '--all') == [] and node.signatures['nvme2n1']
+    ran = len(node.log)
+    rc, out = run(capsys, node, force=['DATA0001', 'nvme2n1', 'DATA0009'])
+    assert rc == 1 and out['msg'] == ('force names nvme2n1, DATA0009, which are none of the members (by their serial '
+                                      'or WWID in identities). Nothing was changed.')
+    assert node.log[ran:] == []
 
 
 @pytest.mark.parametrize('force', [True, 'true', 'yes'])
@@ -404,7 +411,7 @@ def test_a_renumbered_member_is_refused_before_anything_is_written(node, capsys)
     node.set_identity('nvme2n1', 'DATA0009', 'eui.0000000000000009')
     rc, out = run(capsys, node)
     assert rc == 1
-    assert out['msg'].startswith("/dev/nvme2n1 (now nvme2n1) is not the drive that was selected: wwid "
+    assert out['msg'].startswith("member /dev/nvme2n1 (identities[1]) is not the drive that was selected: wwid "
                                  "'eui.0000000000000009', expected 'eui.0000000000000002', serial 'DATA0009', "
                                  "expected 'DATA0002'. Expected serial DATA0002, wwid eui.0000000000000002")
     assert 'found serial DATA0009' in out['msg'] and 'run again' in out['msg']
@@ -426,7 +433,7 @@ def test_a_renumbered_member_is_not_assembled(node, capsys):
     node.deactivate('md127')
     node.set_identity('nvme1n1', 'DATA0003', 'eui.0000000000000003')
     rc, out = run(capsys, node, uuid=UUID)
-    assert rc == 1 and '/dev/nvme1n1 (now nvme1n1) is not the drive that was selected' in out['msg']
+    assert rc == 1 and 'member /dev/nvme1n1 (identities[0]) is not the drive that was selected' in out['msg']
     assert node.commands('--assemble', '--create') == [] and node.arrays == {}
 
 
@@ -436,9 +443,11 @@ def test_identities_are_required_to_write_a_member(node, capsys):
                                       're-identifies every member before mdadm or wipefs writes it. Nothing was '
                                       'changed.')
     rc, out = run(capsys, node, identities=[{'serial': 'DATA0001'}])
-    assert rc == 1 and 'identities: 1 given for 2 members' in out['msg']
+    assert rc == 1 and "identities: [{'serial': 'DATA0001'}] gives 1 identities for 2 members" in out['msg']
     rc, out = run(capsys, node, identities=[{'serial': 'DATA0001'}, {'model': 'x'}])
-    assert rc == 1 and 'identifies nothing' in out['msg']
+    assert rc == 1 and "identities[1]: {'model': 'x'} identifies nothing" in out['msg']
+    rc, out = run(capsys, node, identities=[{'serail': 'DATA0001'}, {'serial': 'DATA0002'}])
+    assert rc == 1 and "identities[0]: {'serail': 'DATA0001'} has unknown keys serail" in out['msg']
     assert node.log == []
 
 
@@ -455,7 +464,14 @@ def test_a_new_array_gets_the_uuid_chosen_beforehand(node, capsys):
     ({'members': ['/dev/nvme1n1']}, 'at least two members, got 1'),
     ({'members': ['/dev/nvme1n1', '/dev/nvme9n1']}, 'members: /dev/nvme9n1 does not exist'),
     ({'members': ['/dev/nvme2n1', '/dev/disk/by-id/nvme-DATA0002']}, 'nvme2n1 is given twice'),
-    ({'name': 'a/b'}, "name: 'a/b' must be a plain name"),
+    ({'name': 'a/b'}, "name: 'a/b' must be 1 to 32 ASCII letters, digits"),
+    ({'name': 'host:ckpt'}, "name: 'host:ckpt' must be 1 to 32"),
+    ({'uuid': 'not-a-uuid'}, "uuid: 'not-a-uuid' is not a UUID"),
+    ({'members': ['/dev/nvme1n1', '/dev/nvme1n1']}, 'members: /dev/nvme1n1 is given twice'),
+    ({'members': ['/dev/nvme1n1', 'nvme2n1']}, "members: 'nvme2n1' is not an absolute device path"),
+    ({'conf_file': 'relative/x'}, "conf_file: 'relative/x' is not an absolute path"),
+    ({'conf_file': '/nonexistent-dir/mdadm.conf'}, 'conf_file: the directory of /nonexistent-dir/mdadm.conf does not '
+                                                   'exist'),
     ({'level': 'raid1'}, 'value of level must be one of: raid0, got: raid1'),
 ])
 def test_bad_parameters_are_refused(node, capsys, params, fragment):
@@ -573,7 +589,7 @@ def test_absent_with_force_on_a_stopped_array(node, capsys):
     assert sorted(node.superblocks) == ['nvme2n1']  # only the named member's superblock
     node.set_identity('nvme2n1', 'DATA0009', 'eui.0000000000000009')
     rc, out = run(capsys, node, state='absent', uuid=UUID, force=['DATA0002'], members=['/dev/nvme1n1', '/dev/nvme2n1'])
-    assert rc == 1 and '/dev/nvme2n1 (now nvme2n1) is not the drive that was selected' in out['msg']
+    assert rc == 1 and 'member /dev/nvme2n1 (identities[1]) is not the drive that was selected' in out['msg']
     assert sorted(node.superblocks) == ['nvme2n1']
 
 

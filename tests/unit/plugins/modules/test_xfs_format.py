@@ -188,7 +188,10 @@ def test_a_renumbered_drive_is_refused_before_anything_is_written(node, capsys):
 
 def test_a_foreign_filesystem_is_refused_unless_force_names_the_drive(node, capsys):
     node.mkfs_ext4('nvme1n1')
-    rc, out = run(capsys, node, force=['DATA0002', 'nvme1n1'])
+    rc, out = run(capsys, node, force=['DATA0002', 'nvme1n1'])  # another drive, a kernel name: no drive of it
+    assert rc == 1 and out['msg'] == ('force names DATA0002, nvme1n1, which are none of the drives this device is '
+                                      'made of (drive, members, log_identity). Nothing was changed.')
+    rc, out = run(capsys, node)
     assert rc == 1
     assert out['msg'].startswith('refusing to format %s: %s (serial DATA0001, wwid eui.0000000000000001, 4294967296 '
                                  'bytes) carries ext4 signature' % (node.loops['nvme1n1'], node.loops['nvme1n1']))
@@ -203,7 +206,17 @@ def test_a_foreign_filesystem_is_refused_unless_force_names_the_drive(node, caps
 @pytest.mark.parametrize('params, fragment', [
     ({'force': True}, "force: True is no longer accepted: name the drives that may be overwritten"),
     ({'uuid': 'not-a-uuid'}, "uuid: 'not-a-uuid' is not a UUID"),
-    ({'drive': {'model': 'x'}}, 'nothing identifies it'),
+    ({'drive': {'model': 'x'}}, "drive: {'model': 'x'} identifies nothing"),
+    ({'drive': {'serial': ['DATA0001']}}, "drive: serial ['DATA0001'] in {'serial': ['DATA0001']} is not a string"),
+    ({'drive': None}, 'drive or md_uuid: give what the device must be'),
+    ({'target': 'md', 'md_uuid': 'not-a-uuid'}, "md_uuid: 'not-a-uuid' is not a UUID"),
+    ({'target': 'md', 'members': []}, 'members: [] names no member'),
+    ({'log_device': '/dev/nvme4n1'}, 'parameters are required together: log_device, log_identity'),
+    ({'options': ['-f']}, "options[0]: '-f' would let mkfs.xfs overwrite what it finds"),
+    ({'options': ['-m', 'uuid=11111111-2222-3333-4444-555555555555']}, "options[1]: 'uuid=11111111-2222-3333-4444-"
+                                                                        "555555555555' sets the filesystem UUID"),
+    ({'options': ['-L', 'a b']}, "options[1]: 'a b' is not one mkfs.xfs argument"),
+    ({'device': 'relative/x'}, "device: 'relative/x' is not an absolute path"),
 ])
 def test_bad_parameters_are_refused(node, capsys, params, fragment):
     rc, out = run(capsys, node, **params)
