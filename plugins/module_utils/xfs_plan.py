@@ -452,6 +452,12 @@ def _stripe(members, chunk, use_md):
     return 0, 0, 'none: %s %s' % (members[0]['device'] if members else 'the drive', reason)
 
 
+def members_named(names, members):
+    """The entries of ``names`` that name one of ``members`` (what md_array may erase; a log device's name is
+    xfs_format's)."""
+    return [name for name in names if any(named_by(member, [name]) for member in members)]
+
+
 def check_force(value, drives, variable='xfs_force'):
     """(names, errors) of a force (the drives that may be overwritten, by serial or WWID): a bare ``true`` is
     refused, and so is a name that is none of ``drives`` (the members and the log device: a misspelt serial
@@ -512,7 +518,8 @@ def revert_plan(namespaces, record, force=None):
     if names and missing:
         errors.append('xfs_force names only some members of the recorded volume (not %s): its signatures span every '
                       'member, so name all of them to erase them, or none to keep the data' % '; '.join(missing))
-    return {'errors': errors, 'erase': bool(names) and not errors, 'force': names, 'members': members}
+    return {'errors': errors, 'erase': bool(names) and not errors, 'force': names,
+            'member_force': members_named(names, recorded), 'members': members}
 
 
 def settings_errors(settings):
@@ -549,7 +556,7 @@ def plan_volume(selected, controllers=None, settings=None, target_size_bytes=Non
     plan = {'errors': errors, 'warnings': warnings, 'members': members,
             'record_members': [dict((k, m[k]) for k in ('device', 'serial', 'wwid', 'size_bytes'))
                                for m in members],
-            'identities': [expected_from(m) for m in members], 'force': [],
+            'identities': [expected_from(m) for m in members], 'force': [], 'member_force': [],
             'md': None, 'target': None,
             'target_size_bytes': None, 'size_estimated': False, 'stripe': None, 'agcount': None,
             'agsize_bytes': None, 'agcount_rule': None, 'log': None, 'mkfs': None, 'mount': None,
@@ -625,6 +632,7 @@ def plan_volume(selected, controllers=None, settings=None, target_size_bytes=Non
     resolved_log = settings.get('log_device_resolved') or log_device
     plan['force'], force_errors = check_force(settings.get('force'),
                                               members + ([log_identity] if log_device and log_identity else []))
+    plan['member_force'] = members_named(plan['force'], members)
     errors.extend(force_errors)
 
     # --- the drives

@@ -337,8 +337,9 @@ def test_external_log():
     assert result['log'] == {'internal': False, 'device': '/dev/disk/by-id/nvme-LOG0001',
                              'resolved': '/dev/nvme3n1', 'size_bytes': 256 * MIB,
                              'identity': {'name': 'nvme3n1', 'serial': 'LOG0001', 'wwid': 'eui.03', 'size_bytes': GIB}}
-    # the log device may be named in xfs_force like a member
-    assert plan(log_device='/dev/nvme3n1', log_identity=log, force=['LOG0001'])['force'] == ['LOG0001']
+    # the log device may be named in xfs_force like a member (md_array gets only the members' names)
+    named = plan(log_device='/dev/nvme3n1', log_identity=log, force=['LOG0001', 'DATA0002'])
+    assert named['force'] == ['LOG0001', 'DATA0002'] and named['member_force'] == ['DATA0002']
     assert result['mkfs']['opts'].endswith('-l logdev=/dev/disk/by-id/nvme-LOG0001,size=268435456')
     assert result['mount']['opts'].endswith(',logdev=/dev/disk/by-id/nvme-LOG0001')
     # without an internal log, AGs may be as small as XFS allows
@@ -560,6 +561,7 @@ def test_revert_finds_the_recorded_members_by_wwid_and_needs_every_member_named_
                                               'size_bytes': 4 * GIB}
     erase = xp.revert_plan(NAMESPACES, RECORD, ['DATA0001', 'nvme.1b36-data0002'])
     assert erase['errors'] == [] and erase['erase'] is True
+    assert erase['member_force'] == ['DATA0001', 'nvme.1b36-data0002']
     some = xp.revert_plan(NAMESPACES, RECORD, ['DATA0001'])
     assert some['erase'] is False and some['errors'] == [
         'xfs_force names only some members of the recorded volume (not serial DATA0002, wwid nvme.1b36-DATA0002): its '
