@@ -156,8 +156,8 @@ def check_expected(value, name):
                          'facts show them' % (name, value))
     unknown = sorted(str(key) for key in value if key not in EXPECTED_KEYS)
     if unknown:
-        raise ValueError('%s: %r has unknown keys %s (known: %s)' % (name, value, ', '.join(unknown),
-                                                                      ', '.join(EXPECTED_KEYS)))
+        raise ValueError('%s: %r has unknown keys %s (known: %s)'
+                         % (name, value, ', '.join(unknown), ', '.join(EXPECTED_KEYS)))
     for key in ('wwid', 'serial', 'name', 'device', 'nguid', 'eui', 'uuid', 'model'):
         if value.get(key) is not None and not isinstance(value[key], str):
             raise ValueError('%s: %s %r in %r is not a string' % (name, key, value[key], value))

@@ -50,7 +50,7 @@ def option_problem(index, option, options):
         return 'options[%d]: %r is not one mkfs.xfs argument (no blanks or control characters)' % (index, option)
     label = index > 0 and options[index - 1] == '-L'
     if not label and not _OPTION_RE.match(option):
-        return ('options[%d]: %r is not an mkfs.xfs argument (letters, digits and _=,./:+@%- only; any text only as '
+        return ('options[%d]: %r is not an mkfs.xfs argument (letters, digits and _=,./:+@%%- only; any text only as '
                 'the label, after -L)' % (index, option))
     if option in ('-f', '--force'):
         return ('options[%d]: %r would let mkfs.xfs overwrite what it finds; the module erases only what force '

@@ -213,8 +213,8 @@ def test_a_foreign_filesystem_is_refused_unless_force_names_the_drive(node, caps
     ({'target': 'md', 'members': []}, 'members: [] names no member'),
     ({'log_device': '/dev/nvme4n1'}, 'parameters are required together: log_device, log_identity'),
     ({'options': ['-f']}, "options[0]: '-f' would let mkfs.xfs overwrite what it finds"),
-    ({'options': ['-m', 'uuid=11111111-2222-3333-4444-555555555555']}, "options[1]: 'uuid=11111111-2222-3333-4444-"
-                                                                        "555555555555' sets the filesystem UUID"),
+    ({'options': ['-m', 'uuid=11111111-2222-3333-4444-555555555555']},
+     "options[1]: 'uuid=11111111-2222-3333-4444-555555555555' sets the filesystem UUID"),
     ({'options': ['-L', 'a b']}, "options[1]: 'a b' is not one mkfs.xfs argument"),
     ({'device': 'relative/x'}, "device: 'relative/x' is not an absolute path"),
 ])
