@@ -303,7 +303,7 @@ def _open(config, follow_symlinks, create, what, options, links):
             info = os.stat(name, dir_fd=directory.fd, follow_symlinks=False)
         except OSError as exc:
             if exc.errno != errno.ENOENT:
-                raise ConfigFileError('cannot look at %s: %s' % (path, os.strerror(exc.errno)))
+                raise ConfigFileError('cannot look at %s %s: %s' % (what, path, os.strerror(exc.errno)))
     writable = []
     if info is not None and stat.S_ISLNK(info.st_mode):
         target = os.readlink(name, dir_fd=directory.fd)

@@ -229,6 +229,8 @@ def render_aio(block_size=None, queue_depth=None, intra_op_parallelism=None, sin
 # --- merging an aio section into a ds_config -----------------------------------------------------
 # Limits enforced on the values this collection writes (DeepSpeed itself checks none of them).
 AIO_BLOCK_ALIGN = 4096
+# DeepSpeed's C++ aio handle takes block_size as a C int (csrc/aio/py_lib/deepspeed_py_io_handle.h).
+AIO_BLOCK_MAX = 2 ** 31 - 1
 AIO_RANGES = {
     'queue_depth': (1, 65535),
     'intra_op_parallelism': (1, 1024),
@@ -297,6 +299,9 @@ def normalize_aio_values(values):
                     raise ValueError('%s: %r (%d bytes) is not a multiple of %d (O_DIRECT I/O needs aligned '
                                      'sizes); use e.g. %d' % (name, value, size, AIO_BLOCK_ALIGN,
                                                               max(AIO_BLOCK_ALIGN, size - size % AIO_BLOCK_ALIGN)))
+                if size > AIO_BLOCK_MAX:
+                    raise ValueError('%s: %r (%d bytes) is above the limit %d (DeepSpeed passes block_size to its '
+                                     'C++ aio handle as an int)' % (name, value, size, AIO_BLOCK_MAX))
                 result[key] = size
             else:
                 number = _to_positive_int(value, name)
@@ -310,6 +315,45 @@ def normalize_aio_values(values):
         raise ValueError('; '.join(errors))
     # presentation order of DeepSpeed's defaults
     return dict((key, result[key]) for key, _default in AIO_DEFAULTS if key in result)
+
+
+# Numbers of a ds_config: DeepSpeed's own values are far below this many digits.
+CONFIG_MAX_DIGITS = 64
+
+
+def _config_pairs(pairs):
+    keys = [key for key, _value in pairs]
+    twice = sorted(set(key for key in keys if keys.count(key) > 1))
+    if twice:
+        raise ValueError('the key %s appears twice in one object (json.load keeps the last one silently)'
+                         % ', '.join(repr(key) for key in twice))
+    return dict(pairs)
+
+
+def _config_constant(name):
+    raise ValueError('%s is not a JSON number (DeepSpeed would read it as a float)' % name)
+
+
+def _config_int(text):
+    digits = len(text.lstrip('-'))
+    if digits > CONFIG_MAX_DIGITS:
+        raise ValueError('a number of %d digits (the limit is %d digits)' % (digits, CONFIG_MAX_DIGITS))
+    return int(text)
+
+
+def _config_float(text):
+    value = float(text)
+    if value != value or value in (float('inf'), float('-inf')):
+        raise ValueError('the number %s is out of range (Infinity)' % text[:40])
+    return value
+
+
+def loads_config(text):
+    """A ds_config text parsed as strict JSON; ValueError naming what :func:`json.loads` lets through but JSON is
+    not: NaN, Infinity, a key twice in one object (the first value would be dropped), a number of more than
+    CONFIG_MAX_DIGITS digits (Python's own 4300-digit error otherwise)."""
+    return json.loads(text, object_pairs_hook=_config_pairs, parse_constant=_config_constant, parse_int=_config_int,
+                      parse_float=_config_float)
 
 
 def same_json(a, b):

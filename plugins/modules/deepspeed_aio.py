@@ -20,9 +20,11 @@ description:
     Booleans given as V(true)/V(false), V(yes)/V(no), V(on)/V(off) or V(1)/V(0) are written as JSON booleans; string
     booleans already in the file for keys not given are rewritten as booleans too (and reported).
   - Refused before anything is written, with the value and the limit in the message. A C(block_size) that is not a
-    multiple of 4096; a C(queue_depth) outside 1..65535; an C(intra_op_parallelism) outside 1..1024; a key that is
-    not a DeepSpeed aio key; a file that is not valid JSON, whose top level is not an object or whose C(aio) is not
-    an object.
+    multiple of 4096 or above 2147483647 (DeepSpeed's C++ aio handle takes it as an int); a C(queue_depth) outside
+    1..65535; an C(intra_op_parallelism) outside 1..1024; a key that is not a DeepSpeed aio key; an O(state_dir)
+    that is not an absolute path of a directory only root can write; a file that is not strict JSON (C(NaN),
+    C(Infinity), a key twice in one object, a number of more than 64 digits), whose top level is not an object or
+    whose C(aio) is not an object.
   - With O(remove_ignored_keys), the keys DeepSpeed is known to ignore are removed from the section and reported,
     namely C(num_threads), which C(ds_nvme_tune) emits but no DeepSpeed version reads (the list was read from
     DeepSpeed 0.19.8 and its unit test checks it against the installed DeepSpeed's own parser). Other keys DeepSpeed
@@ -41,7 +43,8 @@ description:
     that someone other than root and the file's owner can write (another user, a shared group, everyone), who could
     swap the config the training job reads.
   - The first time the module changes a file it records the C(aio) section it found (or that there was none, or
-    no file) in the state store's record C(deepspeed_aio) (O(state_dir)), keyed by the file's real path. An existing entry is never overwritten.
+    no file) in the state store's record C(deepspeed_aio) (O(state_dir)), keyed by the file's real path. An
+    existing entry is never overwritten.
     O(state=restored) puts the recorded section back and removes the entry.
 author:
   - ai_storage checkpoint_io maintainers (@ai-storage)
@@ -87,7 +90,7 @@ options:
       block_size:
         description:
           - Bytes per I/O request. Bytes (V(1048576)) or a binary size (V(1M), V(512K), V(1MiB)); a multiple of
-            4096. DeepSpeed's default is 1048576.
+            4096, at most 2147483647. DeepSpeed's default is 1048576.
         type: raw
       queue_depth:
         description:
@@ -265,7 +268,8 @@ aio_before:
   sample: {queue_depth: 32, single_submit: "false", num_threads: 8}
 effective:
   description: What DeepSpeed will use from the resulting file (its defaults for keys not set), as
-    C(deepspeed.runtime.swap_tensor.aio_config.get_aio_config) reads it; after a write, from the file read back from disk.
+    C(deepspeed.runtime.swap_tensor.aio_config.get_aio_config) reads it; after a write, from the file read back
+    from disk.
   returned: always
   type: dict
   sample: {block_size: 1048576, queue_depth: 32, intra_op_parallelism: 8, single_submit: false, overlap_events: true,
@@ -310,7 +314,6 @@ removed_file:
 '''
 
 import datetime
-import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
@@ -326,6 +329,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed
     dump_config,
     effective_aio,
     empty_aio_record,
+    loads_config,
     merge_aio,
     restore_aio,
     same_json,
@@ -353,7 +357,7 @@ def argument_spec():
 def parse_config(module, path, text, result):
     """The parsed config of ``text``; fails on anything DeepSpeed could not read as a config object."""
     try:
-        config = json.loads(text)
+        config = loads_config(text)
     except ValueError as exc:
         module.fail_json(msg='%s is not valid JSON: %s; nothing was written' % (path, exc), **result)
     if not isinstance(config, dict):
@@ -368,7 +372,9 @@ def parse_config(module, path, text, result):
 def load_record(module, state_dir, result):
     try:
         data = state_store.read_record(state_dir, RECORD)
-        return empty_aio_record() if data is None else check_aio_record(data, state_store.record_path(state_dir, RECORD))
+        if data is None:
+            return empty_aio_record()
+        return check_aio_record(data, state_store.record_path(state_dir, RECORD))
     except (state_store.StateError, ValueError) as exc:
         module.fail_json(msg='the record %s is not usable (%s); fix or move it aside'
                          % (state_store.record_path(state_dir, RECORD), exc), **result)
@@ -400,17 +406,33 @@ def open_file(module, params, restoring, result):
         module.fail_json(msg='cannot open %s: %s; nothing was written' % (path, exc), **result)
 
 
+class _Module(AnsibleModule):
+    """AnsibleModule whose ``aio`` option, given something that is neither a mapping nor text (a list, a number),
+    is checked as a plain dict: ansible-core's suboption check crashes on such a value (TypeError, ansible/ansible
+    PR 81631) instead of refusing it, and the plain type check names the option and the type."""
+
+    def _load_params(self):
+        super(_Module, self)._load_params()
+        aio = self.params.get('aio') if isinstance(self.params, dict) else None
+        if aio is not None and not isinstance(aio, (dict, str)):
+            self.argument_spec = dict(self.argument_spec, aio=dict(type='dict'))
+
+
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module = _Module(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
     path = params['path']
     state_dir = params['state_dir']
-    record_file = state_store.record_path(state_dir, RECORD)
+    record_file = state_store.record_path(state_dir or '', RECORD)
     restoring = params['state'] == 'restored'
     result = dict(changed=False, path=path, real_path=path, link=None, safety=None, created=False, changed_keys=[],
                   removed_keys=[], fixed_keys=[], aio=None, aio_before=None, effective=effective_aio(None)['aio'],
                   warnings_found=[], backup_file=None, record_file=record_file, recorded=False, original=None,
                   restored=False, removed_file=False)
+    try:  # before anything is made: a bad state_dir is refused naming the option, with nothing changed
+        state_store.check_dir_param(state_dir)
+    except state_store.StateError as exc:
+        module.fail_json(msg=str(exc), **result)
 
     desired = dict((key, value) for key, value in (params['aio'] or {}).items() if value is not None)
     if restoring and desired:

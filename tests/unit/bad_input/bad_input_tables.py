@@ -830,31 +830,6 @@ KNOWN_FAILURES = {
         'checkpoint_write.py (A): refused, not naming the option: fio exited with 1: bad-input harness: fio not run',
     'module:checkpoint_write/directories/el_symlink':
         'checkpoint_write.py (A): refused, not naming the option: fio exited with 1: bad-input harness: fio not run',
-    'module:deepspeed_aio/aio.block_size/huge': 'deepspeed_aio.py (C): accepted',
-    'module:deepspeed_aio/aio/list':
-        "deepspeed_aio.py (C): traceback: TypeError: argument of type 'int' is not iterable",
-    'module:deepspeed_aio/path/content_dup_keys': 'deepspeed_aio.py (C): accepted',
-    'module:deepspeed_aio/path/content_huge_int': 'deepspeed_aio.py (C): a Python error as the message: 4300 digits)',
-    'module:deepspeed_aio/path/content_infinity':
-        'deepspeed_aio.py (C): refused but reports changed=true; makes files first',
-    'module:deepspeed_aio/path/content_nan':
-        'deepspeed_aio.py (C): refused but reports changed=true; makes files first',
-    'module:deepspeed_aio/path/long_name':
-        'deepspeed_aio.py (C): refused, not naming the option: cannot look at {tmp}/nnn...: File name too long',
-    'module:deepspeed_aio/state_dir/empty': 'deepspeed_aio.py (C): refused but reports changed=true',
-    'module:deepspeed_aio/state_dir/file':
-        'deepspeed_aio.py (C): refused, not naming the option: the record {tmp}/afile/deepspeed_aio.json is not'
-        ' usable (cannot read {tmp}/af...',
-    'module:deepspeed_aio/state_dir/list': 'deepspeed_aio.py (C): refused but reports changed=true',
-    'module:deepspeed_aio/state_dir/long_name':
-        'deepspeed_aio.py (C): refused, not naming the option: the record {tmp}/nnn.../deepspeed_aio.json is not'
-        ' usable (cannot read {tmp}/n...',
-    'module:deepspeed_aio/state_dir/long_path':
-        'deepspeed_aio.py (C): refused, not naming the option: the record /ddd.../ddd.../ddd...',
-    'module:deepspeed_aio/state_dir/null': 'deepspeed_aio.py (C): refused but reports changed=true',
-    'module:deepspeed_aio/state_dir/other_writable': 'deepspeed_aio.py (C): refused but reports changed=true',
-    'module:deepspeed_aio/state_dir/relative': 'deepspeed_aio.py (C): refused but reports changed=true',
-    'module:deepspeed_aio/state_dir/symlink': 'deepspeed_aio.py (C): refused but reports changed=true',
     'module:engine_verify/fio_path/colon':
         'engine_verify.py (A): refused, not naming the option: engine_verify: [Errno 13] Permission denied:'
         " '{tmp}/a:b'",
