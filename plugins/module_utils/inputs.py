@@ -23,12 +23,14 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_writ
     fraction_in_range,
     int_in_range,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import normalize_selection
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import PATH_MAX, STATE_DIR
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size, to_bool, to_int
 
 # name: (kind, default, limits, description). Kinds: int (limits (low, high)), number (limits (low, high,
 # low_open, high_open)), bool, size (bytes, > 0), depth (int in limits or 'auto'), choice (limits: the choices),
-# str, paths (a list of absolute paths), dict, batches (Ansible's play keyword serial: a host count in limits, a
+# str, user (a login name: limits (longest,)), path (an absolute path), paths (a list of absolute paths), dict (the
+# data drive selection: its keys checked by selection.normalize_selection), batches (Ansible's play keyword serial: a host count in limits, a
 # percentage 1%..100% or a list of them). A default of None means "unset": the plays decide (described).
 #
 # checkpoint_io_serial / checkpoint_io_max_fail_percentage are the play keywords serial and max_fail_percentage
@@ -39,11 +41,14 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units imp
 # other hosts stop at the next task, later batches and plays do not start); a batch whose hosts ALL fail ends it
 # too, whatever the percentage - so a single-host canary batch that fails stops every later batch.
 SERIAL_DEFAULT = [1, '10%', '100%']
+# A login name: useradd's limit (utmp's UT_NAMESIZE); a path component: NAME_MAX bytes; a path: PATH_MAX - 1 bytes.
+USER_MAX = 32
+NAME_MAX = 255
 SPEC = {
     'checkpoint_io_hosts': ('str', 'checkpoint_nodes', None, 'the inventory group the plays run on'),
     'checkpoint_io_data_drives': ('dict', None, None, 'the data drives: serials, devices, models (regexes); '
                                                       'unset: every NVMe drive not in use'),
-    'checkpoint_io_training_user': ('str', None, None, 'the user that runs training (io_uring group, memlock, the '
+    'checkpoint_io_training_user': ('user', None, (USER_MAX,), 'the user that runs training (io_uring group, memlock, the '
                                                        'checkpoint directory\'s owner); unset: root'),
     'checkpoint_io_ranks': ('int', 8, (1, MAX_RANKS), 'ranks per node that write the checkpoint at once'),
     'checkpoint_io_queue_depth': ('depth', 8, (1, MAX_QUEUE_DEPTH), 'DeepSpeed aio queue_depth per rank, or auto '
@@ -51,7 +56,7 @@ SPEC = {
     'checkpoint_io_xfs': ('bool', False, None, 'let the xfs role build the RAID0 + XFS volume on the data drives '
                                                '(formats them)'),
     'checkpoint_io_checkpoint_paths': ('paths', None, None, 'checkpoint directories whose XFS facts are gathered'),
-    'checkpoint_io_checkpoint_dir': ('str', None, None, 'the checkpoint directory the depth sweep writes into, '
+    'checkpoint_io_checkpoint_dir': ('path', None, None, 'the checkpoint directory the depth sweep writes into, '
                                                         'when the xfs role did not build the volume'),
     'checkpoint_io_deepspeed_configs': ('paths', None, None, 'DeepSpeed config files whose aio section is tuned'),
     'checkpoint_io_alignment': ('choice', 'fail', ('fail', 'warn'), 'what an error finding of the alignment check '
@@ -103,7 +108,42 @@ def _limits_text(kind, limits):
                                     high)
     if kind == 'choice':
         return 'one of %s' % ', '.join(limits)
+    if kind == 'user':
+        return 'at most %d characters, no blank, colon, slash or control character' % limits
     return ''
+
+
+def _path(name, value):
+    """An absolute path below / that the kernel can take (no component over NAME_MAX bytes, at most PATH_MAX - 1
+    bytes in all), normalized; or raises ValueError naming the variable, the value and the limit."""
+    if not isinstance(value, str) or not posixpath.isabs(value) or posixpath.normpath(value) == '/':
+        raise ValueError('%s: %r is not an absolute path below /' % (name, value))
+    size = len(value.encode('utf-8', 'surrogateescape'))
+    if size >= PATH_MAX:
+        raise ValueError('%s: %r... is %d bytes long, above the %d bytes a path may have'
+                         % (name, value[:40], size, PATH_MAX - 1))
+    for part in value.split('/'):
+        if len(part.encode('utf-8', 'surrogateescape')) > NAME_MAX:
+            raise ValueError('%s: %r has a name of %d bytes (%r...), above the %d bytes a file name may have'
+                             % (name, value[:40] + '...', len(part.encode('utf-8', 'surrogateescape')), part[:40],
+                                NAME_MAX))
+    if '\0' in value:
+        raise ValueError('%s: %r holds a NUL byte' % (name, value))
+    return posixpath.normpath(value)
+
+
+def _user(name, limits, value):
+    """A login name as useradd takes it (non-ASCII letters are left to the node's lookup)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError('%s: %r is not a non-empty string' % (name, value))
+    if len(value) > limits[0]:
+        raise ValueError('%s: %r... is %d characters long, above the %d a user name may have'
+                         % (name, value[:40], len(value), limits[0]))
+    bad = [char for char in value if char.isspace() or char in ':/' or ord(char) < 32 or ord(char) == 127]
+    if bad:
+        raise ValueError('%s: %r holds %r, which a user name may not (%s)' % (name, value, bad[0],
+                                                                            _limits_text('user', limits)))
+    return value
 
 
 def _batch(name, limits, value):
@@ -166,20 +206,23 @@ def _check(name, kind, limits, value):
         if not isinstance(value, str) or not value.strip():
             raise ValueError('%s: %r is not a non-empty string' % (name, value))
         return value
+    if kind == 'user':
+        return _user(name, limits, value)
     if kind == 'path':
-        if not isinstance(value, str) or not posixpath.isabs(value) or posixpath.normpath(value) == '/':
-            raise ValueError('%s: %r is not an absolute path below /' % (name, value))
-        return posixpath.normpath(value)
+        return _path(name, value)
     if kind == 'paths':
         if not isinstance(value, (list, tuple)):
             raise ValueError('%s: %r is not a list of absolute paths' % (name, value))
         for index, path in enumerate(value):
             if not isinstance(path, str) or not posixpath.isabs(path):
                 raise ValueError('%s[%d]: %r is not an absolute path' % (name, index, path))
+            _path('%s[%d]' % (name, index), path)
         return list(value)
     if kind == 'dict':
         if not isinstance(value, dict):
             raise ValueError('%s: %r is not a dict' % (name, value))
+        if value:  # {} selects nothing: the roles that take drives refuse it, the others never read it
+            normalize_selection(value)
         return value
     if kind == 'batches':
         return _batches(name, limits, value)
@@ -216,7 +259,7 @@ def readme_rows():
     for name, (kind, default, limits, doc) in SPEC.items():
         limit = _limits_text(kind, limits)
         kind_text = {'int': 'int', 'number': 'number', 'bool': 'bool', 'size': 'size', 'depth': 'int',
-                     'choice': 'choice', 'str': 'string', 'path': 'absolute path', 'paths': 'list of absolute paths',
+                     'choice': 'choice', 'str': 'string', 'user': 'string', 'path': 'absolute path', 'paths': 'list of absolute paths',
                      'dict': 'dict', 'batches': 'batches'}[kind]
         if default is None:
             shown = '-'
@@ -233,7 +276,7 @@ def readme_rows():
 # The argument spec types of the kinds. The numeric kinds are raw: ansible's own conversion would refuse 'abc'
 # without the limit, so the limits are checked (and named) by check_inputs, the preflight role's first task.
 _ARG_TYPES = {'int': 'raw', 'number': 'raw', 'size': 'raw', 'depth': 'raw', 'bool': 'bool', 'choice': 'str',
-              'str': 'str', 'path': 'path', 'paths': 'list', 'dict': 'dict', 'batches': 'raw'}
+              'str': 'str', 'user': 'str', 'path': 'path', 'paths': 'list', 'dict': 'dict', 'batches': 'raw'}
 
 
 def argument_spec_options(names=None):

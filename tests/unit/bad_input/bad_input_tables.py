@@ -196,7 +196,9 @@ MODULES = {
         'options': {
             'directories': {
                 'elements': 'path', 'path': 'dir', 'names': ['directories', 'directory'],
-                'refuse': {'el_colon': None},
+                'accept': {'el_symlink': 'a symlink in a directory only root can write is followed (scratch.open_dir)',
+                           'el_other_writable': 'the shards go in a root-only run directory made inside it',
+                           'el_colon': 'fio gets /proc/self/fd/N, never the path: a colon is a plain character'},
                 'extra': [{'kind': 'duplicate', 'value': ['{tmp}/ckpt', '{tmp}/ckpt'], 'expect': 'accept',
                            'reason': 'ranks share a directory'}],
             },
@@ -314,7 +316,10 @@ MODULES = {
                  'job_store': '{tmp}/jobs'},
         'control': 'refuse', 'control_expect_in': 'fio',
         'options': {
-            'directory': {'path': 'dir', 'refuse': {'colon': None}},
+            'directory': {'path': 'dir', 'accept': {
+                'symlink': 'a symlink in a directory only root can write is followed (scratch.open_dir)',
+                'other_writable': 'the scratch files go in a root-only run directory made inside it',
+                'colon': 'fio gets /proc/self/fd/N, never the path: a colon is a plain character'}},
             'block_size': {'type': 'size', 'null': 'refuse',
                            'extra': [{'kind': 'not_4k', 'value': 1000, 'limit': '4096'}]},
             'depths': {'elements': 'int', 'el_range': (1, 65535), 'null': 'refuse',
@@ -772,13 +777,6 @@ ACTIONS = {
 # checkpoint_write, queue_depth_sweep, checkpoint_job, engine_verify; (B) md_array, xfs_format, the xfs role;
 # (C) deepspeed_aio, inputs.py, the io_uring_engine and deepspeed_config roles.
 KNOWN_FAILURES = {
-    'inputs/checkpoint_io_checkpoint_dir/relative': 'module_utils/inputs.py (C): accepted',
-    'inputs/checkpoint_io_data_drives/typo_key': 'module_utils/inputs.py (C): accepted',
-    'inputs/checkpoint_io_deepspeed_configs/el_long_path': 'module_utils/inputs.py (C): accepted',
-    'inputs/checkpoint_io_state_dir/long_path': 'module_utils/inputs.py (C): accepted',
-    'inputs/checkpoint_io_training_user/huge': 'module_utils/inputs.py (C): accepted',
-    'inputs/checkpoint_io_training_user/newline': 'module_utils/inputs.py (C): accepted',
-    'inputs/checkpoint_io_verify_dirs/el_long_path': 'module_utils/inputs.py (C): accepted',
     'module:checkpoint_job/state_dir/empty':
         'checkpoint_job.py (A): refused, not naming the option: no job bad-input.1 in {tmp}/jobs (finished and'
         ' collected already, or never st...',
