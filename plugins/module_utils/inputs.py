@@ -30,8 +30,8 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units imp
 # name: (kind, default, limits, description). Kinds: int (limits (low, high)), number (limits (low, high,
 # low_open, high_open)), bool, size (bytes, > 0), depth (int in limits or 'auto'), choice (limits: the choices),
 # str, user (a login name: limits (longest,)), path (an absolute path), paths (a list of absolute paths), dict (the
-# data drive selection: its keys checked by selection.normalize_selection), batches (Ansible's play keyword serial: a host count in limits, a
-# percentage 1%..100% or a list of them). A default of None means "unset": the plays decide (described).
+# data drive selection: its keys checked by selection.normalize_selection), batches (Ansible's play keyword serial:
+# a host count in limits, a percentage 1%..100% or a list of them). A default of None means "unset": the plays decide (described).
 #
 # checkpoint_io_serial / checkpoint_io_max_fail_percentage are the play keywords serial and max_fail_percentage
 # of the plays that change drives or node settings (io_uring_engine, block_layer, xfs, deepspeed_config). Play
@@ -48,8 +48,8 @@ SPEC = {
     'checkpoint_io_hosts': ('str', 'checkpoint_nodes', None, 'the inventory group the plays run on'),
     'checkpoint_io_data_drives': ('dict', None, None, 'the data drives: serials, devices, models (regexes); '
                                                       'unset: every NVMe drive not in use'),
-    'checkpoint_io_training_user': ('user', None, (USER_MAX,), 'the user that runs training (io_uring group, memlock, the '
-                                                       'checkpoint directory\'s owner); unset: root'),
+    'checkpoint_io_training_user': ('user', None, (USER_MAX,), 'the user that runs training (io_uring group, memlock, '
+                                                               'the checkpoint directory\'s owner); unset: root'),
     'checkpoint_io_ranks': ('int', 8, (1, MAX_RANKS), 'ranks per node that write the checkpoint at once'),
     'checkpoint_io_queue_depth': ('depth', 8, (1, MAX_QUEUE_DEPTH), 'DeepSpeed aio queue_depth per rank, or auto '
                                                                     '(the depth sweep)'),
@@ -57,7 +57,7 @@ SPEC = {
                                                '(formats them)'),
     'checkpoint_io_checkpoint_paths': ('paths', None, None, 'checkpoint directories whose XFS facts are gathered'),
     'checkpoint_io_checkpoint_dir': ('path', None, None, 'the checkpoint directory the depth sweep writes into, '
-                                                        'when the xfs role did not build the volume'),
+                                                         'when the xfs role did not build the volume'),
     'checkpoint_io_deepspeed_configs': ('paths', None, None, 'DeepSpeed config files whose aio section is tuned'),
     'checkpoint_io_alignment': ('choice', 'fail', ('fail', 'warn'), 'what an error finding of the alignment check '
                                                                     'does'),
@@ -141,8 +141,8 @@ def _user(name, limits, value):
                          % (name, value[:40], len(value), limits[0]))
     bad = [char for char in value if char.isspace() or char in ':/' or ord(char) < 32 or ord(char) == 127]
     if bad:
-        raise ValueError('%s: %r holds %r, which a user name may not (%s)' % (name, value, bad[0],
-                                                                            _limits_text('user', limits)))
+        raise ValueError('%s: %r holds %r, which a user name may not (%s)'
+                         % (name, value, bad[0], _limits_text('user', limits)))
     return value
 
 
@@ -160,7 +160,8 @@ def _batch(name, limits, value):
     try:
         number = to_int(value, name)
     except ValueError:
-        raise ValueError('%s: %r is not a host count or a percentage (%s)' % (name, value, _limits_text('batches', limits)))
+        raise ValueError('%s: %r is not a host count or a percentage (%s)'
+                         % (name, value, _limits_text('batches', limits)))
     return int_in_range(number, name, *limits)
 
 
@@ -259,7 +260,8 @@ def readme_rows():
     for name, (kind, default, limits, doc) in SPEC.items():
         limit = _limits_text(kind, limits)
         kind_text = {'int': 'int', 'number': 'number', 'bool': 'bool', 'size': 'size', 'depth': 'int',
-                     'choice': 'choice', 'str': 'string', 'user': 'string', 'path': 'absolute path', 'paths': 'list of absolute paths',
+                     'choice': 'choice', 'str': 'string', 'user': 'string', 'path': 'absolute path',
+                     'paths': 'list of absolute paths',
                      'dict': 'dict', 'batches': 'batches'}[kind]
         if default is None:
             shown = '-'
