@@ -138,6 +138,20 @@ def check_progress_path(path, option='progress_file'):
     return path
 
 
+def check_fio_path(path, option='fio_path'):
+    """``path`` as the fio program a module runs: an absolute path to an executable regular file (a symlink to one
+    is followed); ValueError naming the option and the value otherwise."""
+    if not isinstance(path, str) or not path.startswith('/') or '\0' in path:
+        raise ValueError('%s: %r is not an absolute path of the fio program' % (option, path))
+    try:
+        ok = os.path.isfile(path) and os.access(path, os.X_OK)
+    except (OSError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError('%s: %s is not an executable file' % (option, path))
+    return path
+
+
 def write_progress(path, doc):
     """Atomically replace ``path`` with JSON ``doc`` (a reader never sees half a document): a progress file, or a
     background job's record (fio_job). Not fsynced: progress lives in /run and is rewritten every second."""

@@ -106,6 +106,22 @@ def owner_alive(owner):
     return isinstance(pid, int) and owner.get('start') is not None and process_start(pid) == owner['start']
 
 
+def check_state_dir(state_dir, option='state_dir'):
+    """A module's state directory checked before the module does anything: the path
+    (:func:`~ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store.check_dir_param`) and,
+    when the directory exists, its record ``scratch`` readable (a damaged one would stop the run after it started,
+    and the reaper could not follow it). Raises :class:`ScratchError` naming the option; returns whether the
+    directory exists (a missing one is made on the first write)."""
+    try:
+        exists = state_store.check_dir_param(state_dir, option)
+        if exists:
+            state_store.read_record(state_dir, RECORD)
+    except (state_store.StateError, OSError, ValueError) as exc:
+        msg = str(exc)
+        raise ScratchError(msg if msg.startswith(option + ':') else '%s: %s' % (option, msg))
+    return exists
+
+
 def current_run(state_dir):
     """The run id of the node's live run lease (the playbook run a module works for), None without one."""
     try:

@@ -318,9 +318,10 @@ def main():
     response = dict(changed=False, job_id=job_id, finished=False, cancelled=False, label=None)
     try:
         fio_job.check_store_path(params['job_store'])
+        scratch.check_state_dir(params['state_dir'])
         if not params['reap']:
             params['wait'] = number(params['wait'], 'wait')
-    except (ValueError, fio_job.JobError) as exc:
+    except (ValueError, fio_job.JobError, scratch.ScratchError) as exc:
         module.fail_json(msg=str(exc), **response)
     if params['reap']:
         reap(module, params)

@@ -267,7 +267,9 @@ EXAMPLES = r'''
 
 - name: Report
   ansible.builtin.debug:
-    msg: "{{ ckpt.total_gib | round(1) }} GiB in {{ ckpt.duration_s | round(2) }} s = {{ ckpt.throughput_gib_s | round(2) }} GiB/s"
+    msg: >-
+      {{ ckpt.total_gib | round(1) }} GiB in {{ ckpt.duration_s | round(2) }} s =
+      {{ ckpt.throughput_gib_s | round(2) }} GiB/s
 
 - name: Start a write in the background (returns at once)
   ai_storage.checkpoint_io.checkpoint_write:
@@ -548,6 +550,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_writ
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job, scratch
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import (
     Terminated,
+    check_fio_path,
     check_progress_path,
     run_fio,
     sectors_written,
@@ -616,7 +619,10 @@ def validate(module, params, result):
             layout = rank_layout(params['directories'], params['ranks'])
         if params['background']:
             fio_job.check_store_path(params['job_store'])
-    except (ValueError, fio_job.JobError) as exc:
+        if params['fio_path']:
+            check_fio_path(params['fio_path'])
+        scratch.check_state_dir(params['state_dir'])
+    except (ValueError, fio_job.JobError, scratch.ScratchError) as exc:
         module.fail_json(msg=str(exc), **result)
     return plan, layout
 
@@ -839,12 +845,7 @@ def main():
         if errors:
             module.fail_json(msg='not enough free space: %s' % '; '.join(errors), errors=errors, **result)
 
-    if params['fio_path']:
-        fio = params['fio_path']
-        if not (os.path.isfile(fio) and os.access(fio, os.X_OK)):
-            module.fail_json(msg='fio_path: %s is not an executable file' % fio, **result)
-    else:
-        fio = module.get_bin_path('fio', required=True)
+    fio = params['fio_path'] or module.get_bin_path('fio', required=True)
 
     run_id = scratch.current_run(params['state_dir'])
     job = dict(runs=[], device_fds={}, layout=layout, total_bytes=plan['total_bytes'], timeout=params['timeout'],

@@ -9,20 +9,19 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 ---
 module: engine_verify
-short_description: Run the io_uring engine profile's fio verification, scratch files made where no user can redirect them
+short_description: Run the io_uring engine profile's fio verification (scratch files no user can redirect)
 version_added: 0.3.0
 description:
   - Runs the one fio job per drive that the io_uring_engine role's verification needs (the argv of the
     C(ai_storage.checkpoint_io.engine_fio_argv) filter) and returns fio's JSON output for the
     C(ai_storage.checkpoint_io.engine_fio_verify) filter.
   - With C(verify_mode=read) (the default), every drive is read raw (fio C(--readonly)); nothing is written.
-  - With C(verify_mode=scratch_write), a drive mounted at one of C(allow_mounted_by) is written through a scratch
-    file instead. The file is made in a directory made for the run on that mount (C(.checkpoint_io.engine_verify.<random>),
-    owned by root, mode 0700) with C(O_CREAT|O_EXCL|O_NOFOLLOW), through descriptors opened from C(/) without
-    following a symlink another user could plant, sized with ftruncate, and written by fio through
-    C(/proc/self/fd/<N>); the run is recorded in the state store (record C(scratch)) before anything is made,
-    and the file and its directory are removed afterwards, also when fio fails or times out or the module gets
-    SIGTERM, SIGINT or SIGHUP.
+  - With C(verify_mode=scratch_write), a drive mounted at one of C(allow_mounted_by) is written through a scratch file
+    instead. The file is made in a directory made for the run on that mount (C(.checkpoint_io.engine_verify.<random>),
+    owned by root, mode 0700) with C(O_CREAT|O_EXCL|O_NOFOLLOW), through descriptors opened from C(/) without following
+    a symlink another user could plant, sized with ftruncate, and written by fio through C(/proc/self/fd/<N>); the run
+    is recorded in the state store (record C(scratch)) before anything is made, and the file and its directory are
+    removed afterwards, also when fio fails or times out or the module gets SIGTERM, SIGINT or SIGHUP.
   - fio runs as one process (C(--thread)) in the module's process group, and dies with the module.
 author:
   - ai_storage checkpoint_io maintainers (@ai-storage)
@@ -153,10 +152,37 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_writ
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.engine_profile import fio_argv, verify_plan
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import (
     Terminated,
+    check_fio_path,
     run_fio,
     terminate_on_signals,
 )
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
+
+PROFILE_KEYS = ('name', 'device', 'block_size_bytes', 'fio_options')
+
+
+def check_profile(profile):
+    """The shape of O(profile) the plan and the argv read: drives, a non-empty list of dicts with a name, a device,
+    a positive block size and fio options (ValueError naming the option and what is wrong)."""
+    drives = profile.get('drives')
+    if not isinstance(drives, list) or not drives:
+        raise ValueError('profile: drives is %r, not a non-empty list of drives (give the engine_profile filter\'s '
+                         'result)' % (drives,))
+    for index, entry in enumerate(drives):
+        if not isinstance(entry, dict):
+            raise ValueError('profile: drives[%d] is %r, not a dict' % (index, entry))
+        missing = [key for key in PROFILE_KEYS if key not in entry]
+        if missing:
+            raise ValueError('profile: drives[%d] (%r) lacks %s' % (index, entry.get('name'), ', '.join(missing)))
+        for key in ('name', 'device'):
+            if not isinstance(entry[key], str) or not entry[key]:
+                raise ValueError('profile: drives[%d].%s is %r, not a non-empty string' % (index, key, entry[key]))
+        block = entry['block_size_bytes']
+        if isinstance(block, bool) or not isinstance(block, int) or block < 1:
+            raise ValueError('profile: drives[%d].block_size_bytes is %r, not a positive number of bytes'
+                             % (index, block))
+        if not isinstance(entry['fio_options'], dict):
+            raise ValueError('profile: drives[%d].fio_options is %r, not a dict' % (index, entry['fio_options']))
 
 
 def main():
@@ -172,8 +198,12 @@ def main():
     result = dict(changed=False, cmd=[])
     try:
         int_in_range(params['timeout'], 'timeout', 1)
+        check_profile(params['profile'])
         plan = verify_plan(params['profile'], params['options'], params['drives'])
-    except (ValueError, KeyError, TypeError) as exc:
+        if params['fio_path']:
+            check_fio_path(params['fio_path'])
+        scratch.check_state_dir(params['state_dir'])
+    except (ValueError, KeyError, TypeError, scratch.ScratchError) as exc:
         module.fail_json(msg='engine_verify: %s' % exc, **result)
     fio = params['fio_path'] or module.get_bin_path('fio', required=True)
 

@@ -236,7 +236,9 @@ EXAMPLES = r'''
 
 - name: Use it
   ansible.builtin.debug:
-    msg: "knee {{ sweep.knee.knee }} ({{ sweep.points }} points, stopped early {{ sweep.stopped_early }}); per rank {{ sweep.per_rank_depth }}"
+    msg: >-
+      knee {{ sweep.knee.knee }} ({{ sweep.points }} points, stopped early {{ sweep.stopped_early }});
+      per rank {{ sweep.per_rank_depth }}
 
 - name: The same in the background, its progress shown while it runs (see checkpoint_job)
   ai_storage.checkpoint_io.queue_depth_sweep:
@@ -448,6 +450,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fi
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import parse_fio_json
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import (
     Terminated,
+    check_fio_path,
     run_fio,
     terminate_on_signals,
 )
@@ -544,7 +547,10 @@ def validate(module, params, result):
         if values['stream_scratch'] < values['block_size']:
             raise ValueError('scratch_size: %r leaves less than one block_size per rank for %d ranks'
                              % (params['scratch_size'], params['ranks']))
-    except (ValueError, fio_job.JobError) as exc:
+        if params['fio_path']:
+            check_fio_path(params['fio_path'])
+        scratch.check_state_dir(params['state_dir'])
+    except (ValueError, fio_job.JobError, scratch.ScratchError) as exc:
         module.fail_json(msg=str(exc), **result)
     return values
 
@@ -678,12 +684,7 @@ def main():
     if errors:
         module.fail_json(msg='scratch_size: %s' % errors[0], errors=errors, **result)
 
-    if params['fio_path']:
-        fio = params['fio_path']
-        if not (os.path.isfile(fio) and os.access(fio, os.X_OK)):
-            module.fail_json(msg='fio_path: %s is not an executable file' % fio, **result)
-    else:
-        fio = module.get_bin_path('fio', required=True)
+    fio = params['fio_path'] or module.get_bin_path('fio', required=True)
 
     run_id = scratch.current_run(params['state_dir'])
     run = None
