@@ -179,7 +179,7 @@ def analyze_config_text(text):
         'nvme_offload_paths': [],
     }
     try:
-        config = json.loads(text)
+        config = loads_config(text)
     except ValueError as e:
         result['parse_error'] = 'invalid JSON: %s' % e
         return result
@@ -491,3 +491,78 @@ def restore_aio(config, entry):
 def dump_config(config):
     """The text written for a ds_config: 2-space indented JSON with a trailing newline."""
     return json.dumps(config, indent=2, ensure_ascii=False) + '\n'
+
+
+# --- the deepspeed_config role's values, checked before anything is gathered or changed -------------------------
+# {variable: (low, high)} of its integers (the queue_depth_sweep module's limits where it has them).
+ROLE_INT_LIMITS = (
+    ('deepspeed_config_saturation_factor', 1, 1024),
+    ('deepspeed_config_sweep_runtime', 1, 3600),
+    ('deepspeed_config_sweep_ramp', 0, 3600),
+    ('deepspeed_config_sweep_repeats', 1, 20),
+    ('deepspeed_config_sweep_plateau_points', 1, 1024),
+)
+ROLE_DEPTH_MAX = 65535
+ROLE_POLL_MAX = 3600
+ROLE_SIZE_MAX = 2 ** 60
+
+
+def _role_int(value, name, low, high):
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import to_int
+
+    number = to_int(value, name)
+    if number < low or number > high:
+        raise ValueError('%s: %r is out of range %d..%d' % (name, value, low, high))
+    return number
+
+
+def role_input_errors(values):
+    """The messages of the deepspeed_config role's values out of their limits (each names the variable, the value
+    and the limit); [] when all hold. ``values``: {variable: value} (a variable not given is not checked)."""
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
+
+    errors = []
+
+    def check(name, function):
+        if name in values:
+            try:
+                function(values[name], name)
+            except ValueError as exc:
+                errors.append(str(exc))
+
+    def block_size(value, name):
+        size = parse_size(value, name)
+        if size % AIO_BLOCK_ALIGN:
+            raise ValueError('%s: %r (%d bytes) is not a multiple of %d (O_DIRECT I/O needs aligned sizes)'
+                             % (name, value, size, AIO_BLOCK_ALIGN))
+        if size > AIO_BLOCK_MAX:
+            raise ValueError('%s: %r (%d bytes) is above the limit %d (DeepSpeed passes block_size to its C++ aio '
+                             'handle as an int)' % (name, value, size, AIO_BLOCK_MAX))
+
+    def size(value, name):
+        size = parse_size(value, name)
+        if size > ROLE_SIZE_MAX:
+            raise ValueError('%s: %r (%d bytes) is above the limit %d bytes' % (name, value, size, ROLE_SIZE_MAX))
+
+    def depths(value, name):
+        if not isinstance(value, (list, tuple)) or not value:
+            raise ValueError('%s: %r is not a non-empty list of depths 1..%d' % (name, value, ROLE_DEPTH_MAX))
+        for index, depth in enumerate(value):
+            _role_int(depth, '%s[%d]' % (name, index), 1, ROLE_DEPTH_MAX)
+
+    def poll(value, name):
+        try:
+            number = float(value) if not isinstance(value, bool) else None
+        except (TypeError, ValueError):
+            number = None
+        if number is None or number != number or number < 0 or number > ROLE_POLL_MAX:
+            raise ValueError('%s: %r is out of range 0..%d seconds' % (name, value, ROLE_POLL_MAX))
+
+    check('deepspeed_config_block_size', block_size)
+    for name, low, high in ROLE_INT_LIMITS:
+        check(name, lambda value, name, low=low, high=high: _role_int(value, name, low, high))
+    check('deepspeed_config_sweep_depths', depths)
+    check('deepspeed_config_sweep_poll', poll)
+    check('deepspeed_config_sweep_size_per_point', size)
+    check('deepspeed_config_sweep_scratch_size', size)
+    return errors

@@ -17,6 +17,14 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs imp
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 
 
+def read_bytes(path, limit):
+    try:
+        with open(path, 'rb') as handle:
+            return handle.read(limit)
+    except (IOError, OSError):
+        return b''
+
+
 def config_facts(path):
     facts = {'path': path, 'exists': os.path.isfile(path)}
     if not facts['exists']:
@@ -28,6 +36,15 @@ def config_facts(path):
         facts.update(analyze_config_text('{}'))
         facts['parse_error'] = 'file not readable'
         return facts
+    if u'\ufffd' in text:  # read_text replaces bytes that are not UTF-8: DeepSpeed's json.load would refuse them
+        data = read_bytes(path, MAX_CONFIG_BYTES)
+        try:
+            data.decode('utf-8')
+        except UnicodeDecodeError as exc:
+            facts.update(analyze_config_text('{}'))
+            facts['parse_error'] = 'not UTF-8 text (byte 0x%02x at offset %d)' % (
+                bytearray(data[exc.start:exc.start + 1])[0], exc.start)
+            return facts
     facts.update(analyze_config_text(text))
     return facts
 

@@ -779,25 +779,6 @@ ACTIONS = {
 KNOWN_FAILURES = {
     'module:md_array/identities/wrong_serial':
         'md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device',
-    'role:deepspeed_config/deepspeed_config_block_size/huge':
-        'roles/deepspeed_config (C): refused, not naming the option: deepspeed_config on c0018: the layers do not'
-        ' line up (nothing was changed): e...',
-    'role:deepspeed_config/deepspeed_config_files/el_content_dup_keys': 'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_files/el_content_nan': 'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_files/el_content_not_json': 'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_files/el_content_not_utf8': 'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_saturation_factor/huge': 'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_sweep_depths/el_huge': 'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_sweep_plateau_points/huge': 'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_sweep_poll/huge': 'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_sweep_ramp/huge': 'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_sweep_repeats/huge': 'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_sweep_runtime/huge': 'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_sweep_scratch_size/huge': 'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_sweep_size_per_point/huge': 'roles/deepspeed_config (C): accepted',
-    'role:deepspeed_config/deepspeed_config_use_gds/null':
-        'roles/deepspeed_config (C): refused, not showing the value: One or more items failed | deepspeed_config on'
-        ' c0122: deepspeed_config_use_gd...',
     'role:io_uring_engine/checkpoint_io_data_drives/list':
         "roles/io_uring_engine (C): ansible-core's argument spec crashes on a list for a dict option with suboptions"
         ' (ansible/ansible PR 81631); declare no suboptions, as block_layer does',
