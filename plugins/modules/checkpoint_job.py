@@ -84,6 +84,9 @@ options:
   state_dir:
     description:
       - The collection's state directory (the record C(scratch) of the run directories, the node's run lease).
+      - Checked before anything is done; refused when it is not an absolute path, is a symlink or not a directory,
+        belongs to another user or is writable by group or others, or holds a record C(scratch) that is not
+        valid JSON. A missing one is made (root-owned, mode 0755) on the first write.
     type: path
     default: /var/lib/ai_storage_checkpoint_io
     version_added: 0.3.0

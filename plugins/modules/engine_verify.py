@@ -60,6 +60,7 @@ options:
   fio_path:
     description:
       - Path of fio. By default C(fio) is looked up in the PATH.
+      - Checked before anything is done; an absolute path of an executable file.
     type: path
   timeout:
     description:
@@ -70,6 +71,9 @@ options:
   state_dir:
     description:
       - The collection's state directory (the record C(scratch) of the run's directories, the node's run lease).
+      - Checked before anything is done; refused when it is not an absolute path, is a symlink or not a directory,
+        belongs to another user or is writable by group or others, or holds a record C(scratch) that is not
+        valid JSON. A missing one is made (root-owned, mode 0755) on the first write.
     type: path
     default: /var/lib/ai_storage_checkpoint_io
 '''

@@ -179,6 +179,7 @@ options:
   fio_path:
     description:
       - Path of fio. By default C(fio) is looked up in the PATH (and the module fails clearly when it is missing).
+      - Checked before anything is done; an absolute path of an executable file.
     type: path
   timeout:
     description:
@@ -211,6 +212,9 @@ options:
     description:
       - The collection's state directory, where the sweep's directory is recorded (record C(scratch)) and the
         node's run lease is read.
+      - Checked before anything is done; refused when it is not an absolute path, is a symlink or not a directory,
+        belongs to another user or is writable by group or others, or holds a record C(scratch) that is not
+        valid JSON. A missing one is made (root-owned, mode 0755) on the first write.
     type: path
     default: /var/lib/ai_storage_checkpoint_io
     version_added: 0.3.0
