@@ -441,8 +441,10 @@ def test_ansible_async_timeout_leaves_no_fio(tmp_path, state):
     proc = subprocess.run([binary, 'localhost', '-i', 'localhost,', '-c', 'local', '-m',
                            'ai_storage.checkpoint_io.checkpoint_write', '-a', json.dumps(args), '-B', '3', '-P', '1'],
                           env=env, capture_output=True, text=True, timeout=180, check=False)
-    assert 'Timeout exceeded' in proc.stdout + proc.stderr or 'timed out' in proc.stdout + proc.stderr, \
-        proc.stdout + proc.stderr
+    # the wrapper's own word, or (on a loaded machine, the controller's poll running out first) the controller's
+    said = proc.stdout + proc.stderr
+    words = ('Timeout exceeded', 'timed out', 'did not complete within the requested time')
+    assert any(text in said for text in words), said
     deadline = time.time() + 15
     while holders_of(str(target)) and time.time() < deadline:
         time.sleep(0.1)
