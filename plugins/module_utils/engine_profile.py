@@ -25,6 +25,7 @@ import json
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts_access import section
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import parse_fio_json
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.inputs import absolute_path
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import expand_cpulist
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size, to_bool, to_int
 
@@ -34,6 +35,16 @@ PREFIX = 'io_uring_engine_'
 MAX_DEPTH = 4096
 MAX_CPUS_PER_DRIVE = 64
 MAX_RUNTIME_S = 600
+# Linux moves at most MAX_RW_COUNT (INT_MAX rounded down to a page) bytes in one read or write.
+MAX_BLOCK_SIZE = 2147479552
+# The highest CPU number a kernel can have (NR_CPUS is at most 8192).
+MAX_CPU = 8191
+# RLIMIT_MEMLOCK is a 64-bit count of bytes (all ones: unlimited); limits.conf gives it in KiB.
+MAX_MEMLOCK_BYTES = 2 ** 64 - 1024
+# The most bytes a verification reads or writes per drive (ckpt_write.MAX_SIZE).
+MAX_VERIFY_SIZE = 2 ** 60
+# The files the role writes: absolute paths it can create (inputs.absolute_path).
+FILE_OPTIONS = ('sysctl_file', 'limits_file', 'profile_file')
 MIN_VERIFY_IOS_PER_SLOT = 2
 UNLIMITED = 'unlimited'
 UNLIMITED_WORDS = ('unlimited', 'infinity', '-1')
@@ -107,6 +118,8 @@ def _cpu_list(value, name):
             raise ValueError('%s: %r is not a CPU number' % (name, item))
         if cpu < 0:
             raise ValueError('%s: %r is not a CPU number' % (name, item))
+        if cpu > MAX_CPU:
+            raise ValueError('%s: %r is above the highest CPU number %d' % (name, item, MAX_CPU))
         cpus.append(cpu)
     return sorted(set(cpus))
 
@@ -132,6 +145,9 @@ def parse_memlock(value, name=_var('memlock')):
     if size % 1024:
         raise ValueError('%s: %r is %d bytes, not a whole number of KiB (limits.conf counts memlock in KiB); '
                          'use for example %dK' % (name, value, size, max(1, size // 1024)))
+    if size > MAX_MEMLOCK_BYTES:
+        raise ValueError('%s: %r is %d bytes, above the limit %d bytes a memlock limit can hold; use unlimited'
+                         % (name, value, size, MAX_MEMLOCK_BYTES))
     return {'unlimited': False, 'bytes': size, 'kib': size // 1024, 'limits_value': '%d' % (size // 1024)}
 
 
@@ -217,7 +233,8 @@ def io_uring_access(found, wanted_disabled=None, wanted_group=None, wanted_group
                                                 'and %s is false' % (name, wanted_group, _var('add_user_to_group')))
     elif found_gid is None or found_gid < 0:
         result.update(allowed=False, reason='kernel.io_uring_disabled=1 and kernel.io_uring_group is unset: only '
-                                            'CAP_SYS_ADMIN may use io_uring, not %s; set %s' % (name, _var('io_uring_group')))
+                                            'CAP_SYS_ADMIN may use io_uring, not %s; set %s'
+                                            % (name, _var('io_uring_group')))
     elif found_disabled == 1 and found.get('allowed_for_user') is not None:
         allowed = bool(found.get('allowed_for_user'))
         result.update(allowed=allowed, reason='kernel.io_uring_disabled=1: %s %s in kernel.io_uring_group %d'
@@ -282,6 +299,10 @@ def check_options(options):
         errors.append('%s: %r is %d bytes, not a multiple of 4096 (O_DIRECT needs whole logical blocks)'
                       % (_var('block_size'), options.get('block_size'), block_size))
         block_size = None
+    if block_size is not None and block_size > MAX_BLOCK_SIZE:
+        errors.append('%s: %r is %d bytes, above the limit %d (Linux moves at most that many bytes per I/O)'
+                      % (_var('block_size'), options.get('block_size'), block_size, MAX_BLOCK_SIZE))
+        block_size = None
     _int_or_error(options.get('cpus_per_drive', 1), _var('cpus_per_drive'), 1, MAX_CPUS_PER_DRIVE, errors)
     try:
         _cpu_list(options.get('exclude_cpus'), _var('exclude_cpus'))
@@ -307,6 +328,10 @@ def check_options(options):
             size = parse_size(options.get('verify_size'), _var('verify_size'))
         except ValueError as exc:
             errors.append(str(exc))
+        if size is not None and size > MAX_VERIFY_SIZE:
+            errors.append('%s: %r is %d bytes, above the limit %d bytes'
+                          % (_var('verify_size'), options.get('verify_size'), size, MAX_VERIFY_SIZE))
+            size = None
         if size is not None and depth is not None and block_size is not None:
             needed = MIN_VERIFY_IOS_PER_SLOT * depth * block_size
             if size < needed:
@@ -314,6 +339,22 @@ def check_options(options):
                               'not keep %d requests in flight' % (_var('verify_size'), options.get('verify_size'), size,
                                                                   MIN_VERIFY_IOS_PER_SLOT, depth, block_size, needed,
                                                                   depth))
+
+    for key in FILE_OPTIONS:
+        if key in options:
+            try:
+                absolute_path(_var(key), options[key])
+            except ValueError as exc:
+                errors.append(str(exc))
+    packages = options.get('packages')
+    if packages is not None:
+        if not isinstance(packages, (list, tuple)):
+            errors.append('%s: %r is not a list of package names' % (_var('packages'), packages))
+        else:
+            for index, package in enumerate(packages):
+                if not isinstance(package, str) or not package.strip() or len(package.split()) != 1:
+                    errors.append('%s[%d]: %r is not a package name (one word, not empty)'
+                                  % (_var('packages'), index, package))
 
     if not errors and options.get('io_uring') is not None:
         access = io_uring_access(options.get('io_uring'), disabled, group if group is None else str(group),

@@ -31,7 +31,8 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units imp
 # low_open, high_open)), bool, size (bytes, > 0), depth (int in limits or 'auto'), choice (limits: the choices),
 # str, user (a login name: limits (longest,)), path (an absolute path), paths (a list of absolute paths), dict (the
 # data drive selection: its keys checked by selection.normalize_selection), batches (Ansible's play keyword serial:
-# a host count in limits, a percentage 1%..100% or a list of them). A default of None means "unset": the plays decide (described).
+# a host count in limits, a percentage 1%..100% or a list of them). A default of None means "unset": the plays
+# decide (described).
 #
 # checkpoint_io_serial / checkpoint_io_max_fail_percentage are the play keywords serial and max_fail_percentage
 # of the plays that change drives or node settings (io_uring_engine, block_layer, xfs, deepspeed_config). Play
@@ -113,7 +114,7 @@ def _limits_text(kind, limits):
     return ''
 
 
-def _path(name, value):
+def absolute_path(name, value):
     """An absolute path below / that the kernel can take (no component over NAME_MAX bytes, at most PATH_MAX - 1
     bytes in all), normalized; or raises ValueError naming the variable, the value and the limit."""
     if not isinstance(value, str) or not posixpath.isabs(value) or posixpath.normpath(value) == '/':
@@ -210,14 +211,14 @@ def _check(name, kind, limits, value):
     if kind == 'user':
         return _user(name, limits, value)
     if kind == 'path':
-        return _path(name, value)
+        return absolute_path(name, value)
     if kind == 'paths':
         if not isinstance(value, (list, tuple)):
             raise ValueError('%s: %r is not a list of absolute paths' % (name, value))
         for index, path in enumerate(value):
             if not isinstance(path, str) or not posixpath.isabs(path):
                 raise ValueError('%s[%d]: %r is not an absolute path' % (name, index, path))
-            _path('%s[%d]' % (name, index), path)
+            absolute_path('%s[%d]' % (name, index), path)
         return list(value)
     if kind == 'dict':
         if not isinstance(value, dict):

@@ -518,14 +518,9 @@ DATA_DRIVES = {
 # few through the other roles that take it (their wiring).
 DATA_DRIVES_WIRING = dict(DATA_DRIVES, extra=[extra for extra in DATA_DRIVES['extra']
                                               if extra['kind'] in ('typo_key', 'serials_unknown', 'devices_os_drive')])
-SELECTOR = {'with': {'checkpoint_io_data_drives.devices': OMIT}, 'null': 'refuse',
-            'refuse': {'empty': None}, 'names': ['checkpoint_io_data_drives', 'serial', 'model', 'device']}
-DRIVES_SUB = {
-    'checkpoint_io_data_drives': DATA_DRIVES_WIRING,
-    'checkpoint_io_data_drives.serials': SELECTOR,
-    'checkpoint_io_data_drives.models': dict(SELECTOR, extra=[{'kind': 'bad_regex', 'value': ['[']}]),
-    'checkpoint_io_data_drives.devices': dict(SELECTOR, **{'with': {}}),
-}
+# The roles that declare the selection without suboptions (ansible/ansible PR 81631): its keys are checked by the
+# selection (selection.py), whose cases run through block_layer.
+DRIVES_DICT = {'checkpoint_io_data_drives': DATA_DRIVES_WIRING}
 STATE_NULL = {'null': 'refuse'}
 ROLE_PATH_FILE = {'type': 'path', 'path': 'file', 'null': 'refuse'}
 ROLE_MOUNTS = {'elements': 'str', 'accept': {'empty': 'the default: none'}, 'null': 'refuse',
@@ -585,7 +580,7 @@ ROLES = {
                  'io_uring_engine_limits_file': '{tmp}/limits/90-io-uring.conf',
                  'io_uring_engine_profile_file': '{tmp}/profile/engine_profile.json'},
         'validate_tags': ['io_uring_engine_validate'], 'cap': CAP,
-        'entries': {'main': {'options': dict(DRIVES_SUB, **{
+        'entries': {'main': {'options': dict(DRIVES_DICT, **{
             'io_uring_engine_state': STATE_NULL,
             'io_uring_engine_training_user': {'null': 'refuse',
                                               'extra': [{'kind': 'no_such_user', 'value': 'no-such-user-bad-input'}]},
@@ -674,7 +669,7 @@ ROLES = {
                  'xfs_mount_point': '{tmp}/mnt/checkpoints'},
         'validate_tags': ['xfs_validate'], 'cap': CAP,
         'entries': {
-            'main': {'options': dict(DRIVES_SUB, **{
+            'main': {'options': dict(DRIVES_DICT, **{
                 'xfs_state': STATE_NULL,
                 'xfs_force': {'type': 'raw', 'accept': {'null': 'no force'},
                               'extra': [{'kind': 'true', 'value': True, 'expect_in': 'xfs_force'},
@@ -779,21 +774,5 @@ ACTIONS = {
 KNOWN_FAILURES = {
     'module:md_array/identities/wrong_serial':
         'md_array.py (B): refused, not naming the option: /dev/nvme1n1 is not a block device',
-    'role:io_uring_engine/checkpoint_io_data_drives/list':
-        "roles/io_uring_engine (C): ansible-core's argument spec crashes on a list for a dict option with suboptions"
-        ' (ansible/ansible PR 81631); declare no suboptions, as block_layer does',
-    'role:io_uring_engine/io_uring_engine_block_size/huge':
-        'roles/io_uring_engine (C): refused, not naming the option: io_uring_engine on c0030, nothing was changed:'
-        " io_uring_engine_verify_size: '...",
-    'role:io_uring_engine/io_uring_engine_exclude_cpus/el_huge': 'roles/io_uring_engine (C): accepted',
-    'role:io_uring_engine/io_uring_engine_limits_file/relative': 'roles/io_uring_engine (C): accepted',
-    'role:io_uring_engine/io_uring_engine_memlock/huge': 'roles/io_uring_engine (C): accepted',
-    'role:io_uring_engine/io_uring_engine_packages/el_empty': 'roles/io_uring_engine (C): accepted',
-    'role:io_uring_engine/io_uring_engine_profile_file/relative': 'roles/io_uring_engine (C): accepted',
-    'role:io_uring_engine/io_uring_engine_sysctl_file/relative': 'roles/io_uring_engine (C): accepted',
-    'role:io_uring_engine/io_uring_engine_verify_size/huge': 'roles/io_uring_engine (C): accepted',
-    'role:xfs/checkpoint_io_data_drives/list':
-        "roles/xfs (B): ansible-core's argument spec crashes on a list for a dict option with suboptions"
-        ' (ansible/ansible PR 81631); declare no suboptions, as block_layer does',
 }
 KNOWN.update(KNOWN_FAILURES)
