@@ -65,6 +65,10 @@ class ScratchError(Exception):
     """A directory, file or device the run refuses to use (the message says which and why)."""
 
 
+class Unreachable(ScratchError):
+    """A recorded directory that is not there now (its filesystem not mounted yet, say): its run is kept."""
+
+
 # --- the owner of a run ----------------------------------------------------------------------------------------
 def _read(path):
     try:
@@ -275,8 +279,9 @@ def reopen_dir(path, dev=None, ino=None):
     try:
         fd = _reopen(_split(path))
     except OSError as exc:
-        raise ScratchError('%s: cannot be reached without following a symlink any more (%s)'
-                           % (path, os.strerror(exc.errno)))
+        kind = Unreachable if exc.errno == errno.ENOENT else ScratchError
+        raise kind('%s: cannot be reached without following a symlink any more (%s)'
+                   % (path, os.strerror(exc.errno)))
     info = os.fstat(fd)
     if dev is not None and (info.st_dev, info.st_ino) != (dev, ino):
         os.close(fd)
@@ -437,6 +442,7 @@ class RunDir(object):
         self.done = True
         self.close()
         left = []
+        forget = keep
         try:
             if keep:
                 return [self.file_path(name) for name in self.order]
@@ -447,10 +453,18 @@ class RunDir(object):
                 self.fd = None
                 if self.ino is not None and not _remove_dir(self.target.fd, self.name, self.dev, self.ino):
                     left.append(self.key)
-            return left
+            durable(self.target.fd)
+            forget = True
+        except OSError as exc:
+            left.append('%s: %s; kept in the record, a later run removes it' % (self.key, os.strerror(exc.errno)))
         finally:
-            _update(self.state_dir, self.writer, lambda runs: runs.pop(self.key, None))
+            # The record goes only once the removal is on disk: a filesystem that failed under the run (a drive
+            # gone from its array, I/O errors) may lose the removal at the next mount, and the record is what
+            # lets a later run (the reaper) find the directory again.
+            if forget:
+                _update(self.state_dir, self.writer, lambda runs: runs.pop(self.key, None))
             self.target.close()
+        return left
 
     def safety(self):
         return safety([self.target], [self])
@@ -472,6 +486,11 @@ def create(target, label, files, state_dir, owner=None, run_id=None, writer='che
         run.cleanup()
         raise ScratchError('cannot make the run\'s files in %s: %s' % (run.key, os.strerror(exc.errno)))
     return run
+
+
+def durable(dir_fd):
+    """fsync a directory: the entries removed from it are on disk (raises OSError where they may not be)."""
+    os.fsync(dir_fd)
 
 
 def _same(info, want):
@@ -622,6 +641,8 @@ def _reap_entry(entry):
         except OSError as exc:
             if exc.errno == errno.ENOENT:
                 return [], ['%s: not found (removed already)' % key]
+            if exc.errno == errno.EIO:
+                raise
             return [], ['%s: %s, left alone' % (key, os.strerror(exc.errno))]
         try:
             info = os.fstat(run_fd)
@@ -648,6 +669,7 @@ def _reap_entry(entry):
             removed.append(key)
         else:
             left.append('%s: not empty, left alone' % key)
+        durable(parent_fd)
         return removed, left
     finally:
         os.close(parent_fd)
@@ -687,9 +709,17 @@ def reap(state_dir, current=None, check_mode=False, job_id=None, writer='checkpo
             if alive:
                 stop_owner(owner)
             removed, left = _reap_entry(entry)
+        except Unreachable as exc:
+            # not mounted (yet): the record stays for a run that can reach it
+            out['kept'].append({'run_dir': key, 'reason': '%s; kept for a later run' % exc})
+            continue
         except (ScratchError, OSError) as exc:
             out['errors'].append('%s: %s' % (key, exc))
             removed, left = [], ['%s: %s' % (key, exc)]
+            if not isinstance(exc, ScratchError):
+                # an I/O error: the record stays, a later run tries again
+                out['reaped'].append({'run_dir': key, 'reason': reason, 'removed': removed, 'left': left})
+                continue
         out['reaped'].append({'run_dir': key, 'reason': reason, 'removed': removed, 'left': left})
         _update(state_dir, writer, lambda runs, key=key: runs.pop(key, None))
     return out

@@ -378,6 +378,12 @@ class FaultLab(object):
             for thread in threads:
                 thread.join(timeout=600)
         run = Run(argv, proc.returncode, "".join(lines), time.time() - start, fired)
+        # every run's whole output, for the case that failed (the report shows its tail)
+        self.runs = getattr(self, "runs", 0) + 1
+        logs = os.path.join(self.state_dir, "runs")
+        os.makedirs(logs, exist_ok=True)
+        with open(os.path.join(logs, "%02d-%s.log" % (self.runs, os.path.basename(playbook))), "w") as handle:
+            handle.write(" ".join(argv) + "\n" + run.output)
         self.say("%s %s: rc=%s %s (%.0f s)" % (os.path.basename(playbook), " ".join(extra), run.rc, run.recap,
                                                run.seconds))
         return run

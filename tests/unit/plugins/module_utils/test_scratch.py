@@ -236,3 +236,40 @@ def test_a_run_directory_renamed_away_before_it_is_opened_is_replaced_by_a_new_o
     left = sorted(os.listdir(str(tree / 'user')))
     assert left == sorted(['moved', swaps[0]]) and os.listdir(str(tree / 'user' / 'moved')) == []
     assert os.readlink(str(tree / 'user' / swaps[0])) == '/etc'
+
+
+def test_a_removal_that_may_not_be_on_disk_keeps_the_record_for_the_reaper(tree, state, monkeypatch):
+    """The fault suite's case: the checkpoint volume failed under the run (a drive left its RAID0); XFS took the
+    removal in memory and lost it at the next mount. The record goes only once the parent's fsync succeeds, so a
+    later run's reaper finds the directory again."""
+    run = scratch.create(scratch.open_dir(str(tree / 'data')), 'before 1/1', [('rank_0.ckpt', MIB)], state,
+                         owner=dead_owner())
+    key = run.path
+
+    def eio(_fd):
+        raise OSError(5, os.strerror(5))
+    monkeypatch.setattr(scratch, 'durable', eio)
+    assert run.cleanup() == ['%s: %s; kept in the record, a later run removes it' % (key, os.strerror(5))]
+    assert list(state_store.read_record(state, 'scratch')) == [key]
+    # As after the reboot: the directory is back (the lost removal), the volume healthy again.
+    os.mkdir(key, 0o700)
+    with open(os.path.join(key, 'rank_0.ckpt'), 'w') as handle:
+        handle.write('x')
+    monkeypatch.undo()
+    entry = state_store.read_record(state, 'scratch')[key]
+    state_store.write_record(state, 'scratch', {key: dict(entry, ino=os.stat(key).st_ino,
+                                                          files={'rank_0.ckpt': None})}, writer='test')
+    out = scratch.reap(state)
+    assert out['errors'] == [] and [r['run_dir'] for r in out['reaped']] == [key], out
+    assert not os.path.exists(key) and state_store.read_record(state, 'scratch') is None
+
+
+def test_a_run_on_a_filesystem_not_mounted_now_is_kept_for_a_later_run(tree, state):
+    run = scratch.create(scratch.open_dir(str(tree / 'data')), 'x', [('a', MIB)], state, owner=dead_owner())
+    key = run.path
+    run.release()
+    os.rename(str(tree / 'data'), str(tree / 'data.unmounted'))  # the parent is not there: as before the mount
+    out = scratch.reap(state)
+    assert out['errors'] == [] and out['reaped'] == [] and out['kept'][0]['run_dir'] == key
+    assert 'kept for a later run' in out['kept'][0]['reason']
+    assert list(state_store.read_record(state, 'scratch')) == [key]
