@@ -285,6 +285,12 @@ def md_problem(name, md_uuid, members, sysfs_root='/sys'):
     """Why the md array ``name`` is not the array with UUID ``md_uuid`` made of exactly ``members`` (expected
     identities), or None. Members are matched by identity, never by kernel name."""
     base = os.path.join(sysfs_root, 'class', 'block', name)
+    gone = gone_members(members, sysfs_root)
+    if gone:
+        return ('%s: %s, a member of the array, left the node after the array was made (hot-removed, or its '
+                'controller failed): the array cannot be used and nothing was changed. Put the drive back (or '
+                'replace it and revert with xfs_state: absent), then run again: the next run assembles the array '
+                'again, without force' % (name, '; '.join(gone)))
     have_uuid = read_str(os.path.join(base, 'md', 'uuid'))
     if have_uuid is None:
         return '%s is not an md array' % name
@@ -306,6 +312,15 @@ def md_problem(name, md_uuid, members, sysfs_root='/sys'):
                    'not recorded %s' % '; '.join('%s (%s)' % (s['name'], describe(s)) for s in slaves)
                    if slaves else ''))
     return None
+
+
+def gone_members(members, sysfs_root='/sys'):
+    """The expected ``members`` that no block device of the node is now (described for messages)."""
+    found = [read_identity(entry, sysfs_root) for entry in listdir(os.path.join(sysfs_root, 'class', 'block'))
+             if not entry.startswith(('md', 'loop', 'dm-', 'ram', 'zram'))]
+    found = [item for item in found if item and not item.get('partition')]
+    return [describe(want) for want in members or []
+            if isinstance(want, dict) and not any(mismatch(want, item) is None for item in found)]
 
 
 def pin_md(path, md_uuid, members, sysfs_root='/sys', label=None):

@@ -155,6 +155,15 @@ def test_an_md_array_is_its_uuid_and_exactly_its_members(tmp_path):
     assert 'not recorded nvme2n1 (serial DATA0002, wwid eui.0002' in short
     swapped = identity.md_problem('md127', 'e78a7203e730df8e32ae8ffcb4fc9ee8', [{'serial': 'DATA0001'},
                                                                                 {'serial': 'DATA0009'}], str(sysfs))
+    # a recorded member that no drive of the node is now: it left (the fault suite's hot-remove mid-build)
+    assert swapped.startswith('md127: serial DATA0009, a member of the array, left the node after the array was '
+                              'made') and swapped.endswith('then run again: the next run assembles the array again, '
+                                                           'without force')
+    # a recorded member that is on the node but not in the array
+    _disk(sysfs / 'p', 'nvme3n1', serial='DATA0009', wwid='eui.0009', dev='259:3')
+    os.symlink(str(sysfs / 'p' / 'devices' / 'nvme0' / 'nvme3n1'), str(sysfs / 'class' / 'block' / 'nvme3n1'))
+    swapped = identity.md_problem('md127', 'e78a7203e730df8e32ae8ffcb4fc9ee8', [{'serial': 'DATA0001'},
+                                                                                {'serial': 'DATA0009'}], str(sysfs))
     assert 'missing serial DATA0009' in swapped
     assert identity.md_problem('nvme1n1', 'x', [], str(sysfs)) == 'nvme1n1 is not an md array'
 
