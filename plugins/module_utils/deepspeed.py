@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import math
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import to_bool
 
@@ -343,7 +344,7 @@ def _config_int(text):
 
 def _config_float(text):
     value = float(text)
-    if value != value or value in (float('inf'), float('-inf')):
+    if math.isnan(value) or math.isinf(value):
         raise ValueError('the number %s is out of range (Infinity)' % text[:40])
     return value
 
@@ -555,7 +556,7 @@ def role_input_errors(values):
             number = float(value) if not isinstance(value, bool) else None
         except (TypeError, ValueError):
             number = None
-        if number is None or number != number or number < 0 or number > ROLE_POLL_MAX:
+        if number is None or math.isnan(number) or number < 0 or number > ROLE_POLL_MAX:
             raise ValueError('%s: %r is out of range 0..%d seconds' % (name, value, ROLE_POLL_MAX))
 
     check('deepspeed_config_block_size', block_size)
