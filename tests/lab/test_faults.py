@@ -258,7 +258,10 @@ def test_02_fault_while_the_checkpoint_is_written(lab, case):
             else:
                 lab.nvmelab(*command)
     expect_failed(run, "node1", checks, *phrases)
-    converges(lab, checks, VERIFY, "node1", changes=False)
+    # The rerun may change something: its preflight reaps what the failed write could not remove (a volume that
+    # failed under the write loses the removal at the next mount; the record kept it for this run). A further run
+    # then changes nothing.
+    converges(lab, checks, VERIFY, "node1", changes=None)
     intact(lab, "node1", checks)
     checks.done()
 
