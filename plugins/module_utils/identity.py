@@ -287,10 +287,7 @@ def md_problem(name, md_uuid, members, sysfs_root='/sys'):
     base = os.path.join(sysfs_root, 'class', 'block', name)
     gone = gone_members(members, sysfs_root)
     if gone:
-        return ('%s: %s, a member of the array, left the node after the array was made (hot-removed, or its '
-                'controller failed): the array cannot be used and nothing was changed. Put the drive back (or '
-                'replace it and revert with xfs_state: absent), then run again: the next run assembles the array '
-                'again, without force' % (name, '; '.join(gone)))
+        return '%s: %s' % (name, left_node(gone))
     have_uuid = read_str(os.path.join(base, 'md', 'uuid'))
     if have_uuid is None:
         return '%s is not an md array' % name
@@ -314,6 +311,14 @@ def md_problem(name, md_uuid, members, sysfs_root='/sys'):
     return None
 
 
+def left_node(gone):
+    """What to say about array members that no drive of the node is now (:func:`gone_members`)."""
+    return ('%s, a member of the array, left the node after the array was made (hot-removed, or its controller '
+            'failed): the array cannot be used and nothing was changed. Put the drive back (or replace it and revert '
+            'with xfs_state: absent), then run again: the next run assembles the array again, without force'
+            % '; '.join(gone))
+
+
 def gone_members(members, sysfs_root='/sys'):
     """The expected ``members`` that no block device of the node is now (described for messages)."""
     found = [read_identity(entry, sysfs_root) for entry in listdir(os.path.join(sysfs_root, 'class', 'block'))
@@ -324,7 +329,11 @@ def gone_members(members, sysfs_root='/sys'):
 
 
 def pin_md(path, md_uuid, members, sysfs_root='/sys', label=None):
-    """Open the md array ``path`` and check its UUID and members (:func:`md_problem`); ``(fd, kernel name)``."""
+    """Open the md array ``path`` and check its UUID and members (:func:`md_problem`); ``(fd, kernel name)``.
+    A member gone from the node is named first: md may have stopped the array already (it is then not there)."""
+    gone = gone_members(members, sysfs_root)
+    if gone:
+        raise IdentityError('%s: %s' % (label or path, left_node(gone)))
     fd, rdev = _open_block(path, label)
     try:
         name = name_of_dev(rdev, sysfs_root)

@@ -166,6 +166,11 @@ def test_an_md_array_is_its_uuid_and_exactly_its_members(tmp_path):
                                                                                 {'serial': 'DATA0009'}], str(sysfs))
     assert 'missing serial DATA0009' in swapped
     assert identity.md_problem('nvme1n1', 'x', [], str(sysfs)) == 'nvme1n1 is not an md array'
+    # md stopped the array when its member left (nothing to open): the member is named, not the missing device
+    with pytest.raises(identity.IdentityError) as exc:
+        identity.pin_md(str(tmp_path / 'md127-stopped'), 'e78a7203e730df8e32ae8ffcb4fc9ee8',
+                        [{'serial': 'DATA0001'}, {'serial': 'DATA0077'}], str(sysfs), label='device /dev/md127')
+    assert str(exc.value).startswith('device /dev/md127: serial DATA0077, a member of the array, left the node')
 
 
 def test_a_partition_carries_its_disks_identity(tmp_path):
