@@ -151,7 +151,7 @@ def test_bad_input_is_refused_before_any_change(host):
     rc, out, dummy = _role(host, "deepspeed_config_ranks=2000", "deepspeed_config_use_gds=maybe")
     assert rc != 0
     assert "deepspeed_config_ranks: 2000 is out of range 1..1024 (ranks per node)" in out
-    assert "deepspeed_config_use_gds: maybe must be auto, true or false" in out
+    assert "deepspeed_config_use_gds: \"maybe\" must be auto, true or false" in out
     assert "Nothing was changed" in out
     assert host.file(DS_CONFIG).content_string == before
 
