@@ -30,6 +30,7 @@ step sanity tests/sanity.sh
 step unit python -m pytest tests/unit
 step install tests/build_install.sh
 step lab-drive-models python -m pytest -p no:cacheprovider -s tests/lab/test_drive_models.py   # -s: the curves in the log
+step lab-nvme-ioctl python -m pytest -p no:cacheprovider -s tests/lab/test_nvme_ioctl.py   # the admin ioctl vs nvme-cli, -s: the times
 step lab-faults python -m pytest -p no:cacheprovider -s tests/lab/test_faults.py   # faults injected mid-play, -s: the log
 for scenario in ${MOLECULE_SCENARIOS:-default io_uring_engine block_layer xfs}; do
   step "molecule-$scenario" molecule test -s "$scenario"
