@@ -32,8 +32,8 @@ for ctrl in sorted(c for c in glob.glob('/dev/nvme[0-9]*') if c[len('/dev/nvme')
     for _ in range(10):
         cli('smart-log')
     cli_ms = (time.perf_counter() - start) * 100
-    out[ctrl] = {'serial': ident['serial'], 'ioctl': {'smart': smart, 'id': ident},
-                 'cli': {'smart': nvme_cli.parse_smart_log(cli('smart-log')), 'id': nvme_cli.parse_id_ctrl(cli('id-ctrl'))},
+    by_cli = {'smart': nvme_cli.parse_smart_log(cli('smart-log')), 'id': nvme_cli.parse_id_ctrl(cli('id-ctrl'))}
+    out[ctrl] = {'serial': ident['serial'], 'ioctl': {'smart': smart, 'id': ident}, 'cli': by_cli,
                  'ioctl_ms': ioctl_ms, 'cli_ms': cli_ms}
 print(json.dumps(out))
 """
@@ -59,7 +59,8 @@ def readings():
             copy = subprocess.run(LAB + ["ssh", "--state-dir", state, "node1", "--",
                                          "mkdir -p %s && tar -C %s -xf - && touch %s" % (
                                              MODULE_UTILS, MODULE_UTILS, " ".join(d + "/__init__.py" for d in dirs))],
-                                  input=files, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+                                  input=files, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300,
+                                  check=False)
             assert copy.returncode == 0, copy.stdout
             run = lab("ssh", "--state-dir", state, "node1", "--", "python3 -", input=COMPARE.replace("@PKG@", PKG))
             yield json.loads(run.stdout[run.stdout.index("{"):])
