@@ -24,8 +24,13 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_writ
     int_in_range,
 )
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import normalize_selection
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import PATH_MAX, STATE_DIR
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size, to_bool, to_int
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import (
+    check_path_limits,
+    parse_size,
+    to_bool,
+    to_int,
+)
 
 # name: (kind, default, limits, description). Kinds: int (limits (low, high)), number (limits (low, high,
 # low_open, high_open)), bool, size (bytes, > 0), depth (int in limits or 'auto'), choice (limits: the choices),
@@ -42,9 +47,8 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units imp
 # other hosts stop at the next task, later batches and plays do not start); a batch whose hosts ALL fail ends it
 # too, whatever the percentage - so a single-host canary batch that fails stops every later batch.
 SERIAL_DEFAULT = [1, '10%', '100%']
-# A login name: useradd's limit (utmp's UT_NAMESIZE); a path component: NAME_MAX bytes; a path: PATH_MAX - 1 bytes.
+# A login name: useradd's limit (utmp's UT_NAMESIZE); paths: units.check_path_limits.
 USER_MAX = 32
-NAME_MAX = 255
 SPEC = {
     'checkpoint_io_hosts': ('str', 'checkpoint_nodes', None, 'the inventory group the plays run on'),
     'checkpoint_io_data_drives': ('dict', None, None, 'the data drives: serials, devices, models (regexes); '
@@ -119,15 +123,7 @@ def absolute_path(name, value):
     bytes in all), normalized; or raises ValueError naming the variable, the value and the limit."""
     if not isinstance(value, str) or not posixpath.isabs(value) or posixpath.normpath(value) == '/':
         raise ValueError('%s: %r is not an absolute path below /' % (name, value))
-    size = len(value.encode('utf-8', 'surrogateescape'))
-    if size >= PATH_MAX:
-        raise ValueError('%s: %r... is %d bytes long, above the %d bytes a path may have'
-                         % (name, value[:40], size, PATH_MAX - 1))
-    for part in value.split('/'):
-        if len(part.encode('utf-8', 'surrogateescape')) > NAME_MAX:
-            raise ValueError('%s: %r has a name of %d bytes (%r...), above the %d bytes a file name may have'
-                             % (name, value[:40] + '...', len(part.encode('utf-8', 'surrogateescape')), part[:40],
-                                NAME_MAX))
+    check_path_limits(value, name)
     if '\0' in value:
         raise ValueError('%s: %r holds a NUL byte' % (name, value))
     return posixpath.normpath(value)

@@ -225,3 +225,22 @@ def load_json_document(text):
                     first_error = "not valid JSON (%s)" % exc
         offset += len(line)
     return None, first_error or "no JSON document found"
+
+
+# ---------------------------------------------------------------- paths
+NAME_MAX = 255                        # bytes of one path component (the kernel's NAME_MAX)
+PATH_MAX = 4095                       # bytes of a path, without its NUL (the kernel's PATH_MAX is 4096)
+
+
+def check_path_limits(path, name):
+    """Raise ValueError unless ``path`` (a string) is within the kernel's limits: at most PATH_MAX bytes in all and
+    NAME_MAX bytes a component. The one home of this check (xfs_plan.check_path, inputs.absolute_path)."""
+    size = len(path.encode('utf-8', 'surrogateescape'))
+    if size > PATH_MAX:
+        raise ValueError('%s: %r... is %d bytes long; the kernel takes paths of at most %d bytes (PATH_MAX)'
+                         % (name, path[:40], size, PATH_MAX))
+    longest = max(len(part.encode('utf-8', 'surrogateescape')) for part in path.split('/'))
+    if longest > NAME_MAX:
+        raise ValueError('%s: %r... has a component of %d bytes; the kernel takes at most %d (NAME_MAX)'
+                         % (name, path[:40], longest, NAME_MAX))
+    return path

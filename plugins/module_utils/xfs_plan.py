@@ -41,7 +41,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity 
     named_by,
     unnamed,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import check_path_limits, parse_size
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import mount_stripe_bytes
 
 KIB = 1024
@@ -59,8 +59,6 @@ XFS_AG_MAX_BLOCKS = (TIB - 1) // BLOCK_SIZE   # XFS_AG_MAX_BLOCKS for 4 KiB bloc
 INTERNAL_LOG_AG_MIN_BYTES = 128 * MIB  # 64 MiB minimum log (xfsprogs >= 5.15) + AG headers, with headroom
 DEFAULT_QUEUES_PER_DRIVE = 4
 LABEL_MAX = 12                        # XFS labels hold 12 bytes
-NAME_MAX = 255                        # bytes of one path component (the kernel's NAME_MAX)
-PATH_MAX = 4095                       # bytes of a path, without its NUL (the kernel's PATH_MAX is 4096)
 OTHERS_WRITE = 0o002
 NO_DRIVE = 'no data drive selected: nothing to build the volume on'
 LOG_SIZE_MIN = 64 * MIB               # mkfs.xfs: "Log size must be at least 64MB"
@@ -353,15 +351,7 @@ def check_path(path, name):
     """Raise ValueError unless ``path`` is absolute and within the kernel's limits (PATH_MAX, NAME_MAX bytes)."""
     if not isinstance(path, str) or not path.startswith('/'):
         raise ValueError('%s: %r is not an absolute path (it must start with /)' % (name, path))
-    size = len(path.encode('utf-8', 'surrogateescape'))
-    if size > PATH_MAX:
-        raise ValueError('%s: %r... is %d bytes long; the kernel takes paths of at most %d bytes (PATH_MAX)'
-                         % (name, path[:40], size, PATH_MAX))
-    longest = max(len(part.encode('utf-8', 'surrogateescape')) for part in path.split('/'))
-    if longest > NAME_MAX:
-        raise ValueError('%s: %r... has a component of %d bytes; the kernel takes at most %d (NAME_MAX)'
-                         % (name, path[:40], longest, NAME_MAX))
-    return path
+    return check_path_limits(path, name)
 
 
 def check_dir_mode(value, name='xfs_checkpoint_dir_mode'):
