@@ -19,8 +19,15 @@ def drive_health(facts, dirs=None, ioengine=None, before=None, failed=False):
         raise AnsibleFilterError('drive_health: %s' % exc)
 
 
+def drives_behind(facts, dirs):
+    try:
+        return _health.names_behind(facts, list(dirs or []))
+    except (ValueError, TypeError) as exc:
+        raise AnsibleFilterError('drives_behind: %s' % exc)
+
+
 class FilterModule(object):
     """A measurement's preconditions and the drives' health around it."""
 
     def filters(self):
-        return {'drive_health': drive_health}
+        return {'drive_health': drive_health, 'drives_behind': drives_behind}

@@ -30,8 +30,13 @@ def sweep_ceiling(facts, directory):
     return _call('sweep_ceiling', records.sweep_ceiling_bytes, facts, directory)
 
 
+def thermal_depth(facts, depth):
+    return _call('thermal_depth', records.thermal_depth, facts, depth)
+
+
 class FilterModule(object):
     """The state store's records."""
 
     def filters(self):
-        return {'sweep_key': sweep_key, 'recorded_sweep': recorded_sweep, 'sweep_ceiling': sweep_ceiling}
+        return {'sweep_key': sweep_key, 'recorded_sweep': recorded_sweep, 'sweep_ceiling': sweep_ceiling,
+                'thermal_depth': thermal_depth}

@@ -190,15 +190,18 @@ def fio_filename(path):
     return path.replace(":", "\\:")
 
 
-def write_argv(fio_path, layout, shard_bytes, block_size, queue_depth, ioengine, direct, fsync):
+def write_argv(fio_path, layout, shard_bytes, block_size, queue_depth, ioengine, direct, fsync, runtime=None):
     """The fio argv of one checkpoint write: global options, then one job per rank (no group_reporting), each on
-    its entry's ``fio_file`` (else ``filename``)."""
+    its entry's ``fio_file`` (else ``filename``). ``runtime``: seconds each rank may write at most (``--runtime``
+    without ``time_based``: the rank ends at its shard's end or then, whichever comes first)."""
     queue_depth = int_in_range(queue_depth, "queue_depth", 1, MAX_QUEUE_DEPTH)
     if ioengine not in IOENGINES:
         raise ValueError("ioengine: %r is not one of %s" % (ioengine, ", ".join(IOENGINES)))
     argv = [fio_path, "--output-format=json", "--thread", "--rw=write", "--bs=%d" % block_size,
             "--size=%d" % shard_bytes, "--iodepth=%d" % queue_depth, "--ioengine=%s" % ioengine,
             "--direct=%d" % int(bool(direct)), "--end_fsync=%d" % int(bool(fsync)), "--fallocate=none"]
+    if runtime is not None:
+        argv.append("--runtime=%d" % int_in_range(runtime, "runtime", 1))
     for entry in layout:
         argv.extend(["--name=rank_%d" % entry["rank"],
                      "--filename=%s" % fio_filename(entry.get("fio_file") or entry["filename"])])

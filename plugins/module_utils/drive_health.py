@@ -34,7 +34,7 @@ def _under(path, mount_point):
     return path == mount_point or mount_point == '/' or path.startswith(mount_point + '/')
 
 
-def _names_behind(facts, dirs):
+def names_behind(facts, dirs):
     """Kernel names of the NVMe namespaces a write into ``dirs`` lands on: for each directory, the members of the
     md array (or the device) of the XFS the xfs facts place it on, else the namespace mounted deepest above it."""
     names = []
@@ -113,7 +113,7 @@ def readiness(facts, dirs, ioengine):
                         'checkpoint_io_verify_ioengine: libaio, then run again')
     namespaces = dict((ns.get('name'), ns) for ns in section(facts, 'nvme').get('namespaces') or []
                       if isinstance(ns, dict))
-    drives = [drive_state(facts, namespaces[name]) for name in _names_behind(facts, dirs) if name in namespaces]
+    drives = [drive_state(facts, namespaces[name]) for name in names_behind(facts, dirs) if name in namespaces]
     for drive in drives:
         if drive['critical_warning']:
             problems.append(_warning_problem(drive, 'before the checkpoint write'))

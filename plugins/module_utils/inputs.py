@@ -82,6 +82,11 @@ SPEC = {
     'checkpoint_io_verify_poll': ('number', 5, (0.0, 3600.0, True, False), 'seconds between progress reports'),
     'checkpoint_io_verify_min_fraction': ('number', 0.5, (0.0, 1.0, False, False),
                                           'the least share of the measured ceiling a node must reach'),
+    'checkpoint_io_thermal_validate': ('bool', True, None, 'run the thermal validation (step 7): a sustained '
+                                                           'checkpoint write with each drive\'s thermal evidence '
+                                                           'sampled, a verdict per drive and a depth back-off'),
+    'checkpoint_io_thermal_duration': ('int', 120, (1, 86400), 'seconds of the thermal validation\'s sustained '
+                                                               'write (real fleets: minutes)'),
     'checkpoint_io_report_dir': ('str', 'checkpoint_io_reports', None, 'controller directory of the reports'),
     'checkpoint_io_state_dir': ('path', STATE_DIR, None, 'the node directory of the collection\'s records (what it '
                                                          'made, found and measured; root-owned)'),

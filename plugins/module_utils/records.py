@@ -73,3 +73,33 @@ def own_holders(facts):
     """The kernel names of the collection's own md array (the state section's volume), [] when none."""
     volume = section(facts, 'state').get('volume') or {}
     return [name for name in volume.get('holders') or [] if isinstance(name, str)]
+
+
+THERMAL = 'thermal'
+
+
+def thermal_backoff(facts):
+    """The thermal_validate role's back-off in force on this node: {per_rank_depth, from_depth, reason, drives}
+    while its record says a drive throttled and the back-off applies; None when none is recorded, the last
+    validation found the drives cool, or it was recorded with ``thermal_validate_backoff: false``."""
+    doc = record(facts, THERMAL, {}) or {}
+    backoff = doc.get('backoff') if isinstance(doc, dict) else None
+    if not isinstance(backoff, dict) or not backoff.get('apply'):
+        return None
+    depth = backoff.get('per_rank_depth')
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValueError('the thermal record holds per_rank_depth %r, not a depth of 1 or more' % (depth,))
+    return backoff
+
+
+def thermal_depth(facts, depth):
+    """The per-rank depth a write may use on this node: ``depth``, or the thermal back-off where it is lower
+    (raising a depth above it is refused while the record says a drive throttled). {queue_depth, asked, backoff,
+    note}."""
+    asked = int(depth)
+    backoff = thermal_backoff(facts)
+    if backoff is None or backoff['per_rank_depth'] >= asked:
+        return {'queue_depth': asked, 'asked': asked, 'backoff': backoff, 'note': None}
+    return {'queue_depth': backoff['per_rank_depth'], 'asked': asked, 'backoff': backoff,
+            'note': 'per-rank depth %d kept at %d: %s (thermal_validate recorded it; a later validation that finds '
+                    'the drives cool lifts it)' % (asked, backoff['per_rank_depth'], backoff.get('reason'))}

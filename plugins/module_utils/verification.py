@@ -139,7 +139,10 @@ def _ms(side):
 
 
 def _settings(settings):
-    return 'queue_depth %s, block_size %s' % (settings.get('queue_depth'), settings.get('block_size'))
+    text = 'queue_depth %s, block_size %s' % (settings.get('queue_depth'), settings.get('block_size'))
+    if settings.get('thermal_note'):
+        text += '; thermal back-off: %s' % settings['thermal_note']
+    return text
 
 
 def report_line(v):

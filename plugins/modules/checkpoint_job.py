@@ -241,6 +241,13 @@ progress:
       type: int
       returned: for a sweep
       sample: 52428800
+    drives:
+      description:
+        - A write with O(ai_storage.checkpoint_io.checkpoint_write#module:sample_drives) - per namespace, its last
+          sample - C(bw_bytes) (bytes per second since the sample before), C(temp_c), C(critical_warning).
+      type: dict
+      returned: for a write that samples its drives
+      sample: {nvme1n1: {bw_bytes: 73400320, temp_c: 49.85, critical_warning: 0}}
 result:
   description: The result of M(ai_storage.checkpoint_io.checkpoint_write) for the write (throughput_gib_s,
     duration_s, per_rank, ...), or of M(ai_storage.checkpoint_io.queue_depth_sweep) for a sweep (curve, knee,
@@ -274,8 +281,11 @@ def progress(record, job_id, store, done=False):
                     last_bw_bytes=doc.get('last_bw_bytes'))
     total = record.get('total_bytes')
     written = total if done else min(total or 0, doc.get('bytes_written') or 0)
-    return dict(elapsed_s=elapsed, bytes_written=written, total_bytes=total,
-                bw_bytes_so_far=int(written / elapsed) if elapsed > 0 else 0)
+    out = dict(elapsed_s=elapsed, bytes_written=written, total_bytes=total,
+               bw_bytes_so_far=int(written / elapsed) if elapsed > 0 else 0)
+    if doc.get('drives') is not None:
+        out['drives'] = doc['drives']
+    return out
 
 
 def reap(module, params):

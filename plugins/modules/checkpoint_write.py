@@ -233,6 +233,33 @@ options:
     type: path
     default: /run/ai_storage_checkpoint_io/jobs
     version_added: 0.2.0
+  runtime:
+    description:
+      - Seconds each rank may write at most (fio C(runtime) without C(time_based)): the write ends after
+        O(runtime) seconds or its bytes, whichever comes first, so a sustained write is bounded in time and in bytes.
+        1 to 86400. By default only the bytes bound it.
+      - With it the shards may be written only in part; RV(total_bytes) is what was written.
+    type: int
+    version_added: 0.7.0
+  sample_drives:
+    description:
+      - NVMe namespaces (V(nvme1n1) or V(/dev/nvme1n1)) sampled every O(sample_interval) seconds while fio writes:
+        the block layer's write counters and in-flight writes, the composite and per-sensor temperatures (hwmon
+        first, the SMART log otherwise), the SMART log's critical-warning bits and thermal counters (read with the
+        NVMe admin ioctl, nvme-cli where the ioctl is refused). RV(samples) holds them, RV(sampled_drives) the
+        drives' Identify Controller thresholds. A namespace that is not there is refused before anything is
+        written.
+    type: list
+    elements: str
+    default: []
+    version_added: 0.7.0
+  sample_interval:
+    description:
+      - Seconds between two samples of O(sample_drives), a number from 0.2 to 3600. Also the progress interval
+        while sampling.
+    type: raw
+    default: 1
+    version_added: 0.7.0
   state_dir:
     description:
       - The collection's state directory, where the run directories are recorded (record C(scratch)) and the
@@ -509,6 +536,30 @@ stderr:
   returned: when fio was run in the foreground
   type: str
   sample: ""
+samples:
+  description:
+    - With O(sample_drives), one entry per sample - C(t) seconds since the first sample (taken as fio starts) and
+      C(drives), per namespace - C(sectors_written), C(write_ios), C(write_ticks_ms) (cumulative since boot, from
+      C(/sys/class/block/<ns>/stat)), C(inflight_writes), C(temp_c) and C(temp_source) (V(hwmon) or
+      V(smart-log)), C(sensors_c), C(critical_warning), C(critical_warning_bits), C(warning_temp_time_min),
+      C(critical_comp_time_min), C(thm_temp1_trans_count), C(thm_temp2_trans_count), C(thm_temp1_total_time_s),
+      C(thm_temp2_total_time_s), the SMART wear fields, and C(error) (what could not be read, or V(null)).
+  returned: when O(sample_drives) is set and fio ran
+  type: list
+  elements: dict
+  sample:
+    - t: 0.0
+      drives:
+        nvme1n1: {sectors_written: 1024, write_ios: 8, write_ticks_ms: 80, inflight_writes: 0, temp_c: 49.85,
+                  temp_source: hwmon, critical_warning: 0, warning_temp_time_min: 0, thm_temp1_trans_count: 0}
+sampled_drives:
+  description:
+    - With O(sample_drives), per namespace - C(controller), C(serial), and from Identify Controller C(wctemp_c),
+      C(cctemp_c), C(mntmt_c), C(mxtmt_c), C(hctma) (V(null) where the drive does not say).
+  returned: when O(sample_drives) is set
+  type: dict
+  sample: {nvme1n1: {controller: nvme1, serial: DATA0001, wctemp_c: 70, cctemp_c: 100, hctma: 0}}
+
 job_id:
   description: The background job to poll with M(ai_storage.checkpoint_io.checkpoint_job).
   returned: O(background=true)
@@ -529,6 +580,8 @@ job_store:
 import os
 import stat
 from functools import partial
+
+MAX_RUNTIME_S = 86400
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -563,6 +616,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runne
     written_since,
 )
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import Context
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.drive_sampler import DriveSampler, check_names
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import name_of_dev
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.wipefs import (
@@ -601,6 +655,9 @@ def argument_spec():
         background=dict(type='bool', default=False),
         job_store=dict(type='path', default=fio_job.JOB_STORE),
         state_dir=dict(type='path', default=STATE_DIR),
+        runtime=dict(type='int'),
+        sample_drives=dict(type='list', elements='str', default=[]),
+        sample_interval=dict(type='raw', default=1),
     )
 
 
@@ -609,9 +666,14 @@ def validate(module, params, result):
     try:
         int_in_range(params['queue_depth'], 'queue_depth', 1, MAX_QUEUE_DEPTH)
         int_in_range(params['timeout'], 'timeout', 1)
-        for name in ('free_space_margin', 'progress_interval'):
+        for name in ('free_space_margin', 'progress_interval', 'sample_interval'):
             params[name] = number(params[name], name)
         fraction_in_range(params['free_space_margin'], 'free_space_margin')
+        if params['runtime'] is not None:
+            int_in_range(params['runtime'], 'runtime', 1, MAX_RUNTIME_S)
+        params['sample_drives'] = check_names(params['sample_drives'])
+        if params['sample_drives']:
+            fraction_in_range(params['sample_interval'], 'sample_interval', 0.2, 3600.0, high_open=False)
         if params['progress_file'] is not None:
             fraction_in_range(params['progress_interval'], 'progress_interval', 0.0, 3600.0, low_open=True,
                               high_open=False)
@@ -781,6 +843,22 @@ class WriteFailed(Exception):
         self.result = result
 
 
+def sampled(sampler):
+    """Take one sample; {namespace: {bw_bytes since the previous sample, temp_c, critical_warning}} for the
+    progress report."""
+    doc = sampler.sample()
+    previous = sampler.samples[-2] if len(sampler.samples) > 1 else None
+    out = {}
+    for name, drive in sorted(doc['drives'].items()):
+        entry = {'temp_c': drive.get('temp_c'), 'critical_warning': drive.get('critical_warning'), 'bw_bytes': None}
+        before = (previous or {}).get('drives', {}).get(name) or {}
+        seconds = doc['t'] - previous['t'] if previous else 0
+        if seconds > 0 and drive.get('sectors_written') is not None and before.get('sectors_written') is not None:
+            entry['bw_bytes'] = int((drive['sectors_written'] - before['sectors_written']) * 512 / seconds)
+        out[name] = entry
+    return out
+
+
 def write(job, report=None):
     """The write itself, in the module or in a background worker: fio on the run's descriptors, progress, then
     the run's files removed (or kept). Returns the result; raises WriteFailed."""
@@ -788,7 +866,10 @@ def write(job, report=None):
     runs, fds = job['runs'], job['device_fds']
     result = dict(job['result'])
 
+    sampler = job.get('sampler')
+
     def tick(elapsed, done=False):
+        drives = sampled(sampler) if sampler is not None else None
         if report is None:
             return
         if done:
@@ -797,8 +878,11 @@ def write(job, report=None):
             written = min(total, written_since(job['start_sectors']))
         else:
             written = min(total, sum(run.allocated() for run in runs))
-        report({'elapsed_s': round(elapsed, 3), 'bytes_written': written, 'total_bytes': total,
-                'bw_bytes_so_far': int(written / elapsed) if elapsed > 0 else 0, 'done': done})
+        doc = {'elapsed_s': round(elapsed, 3), 'bytes_written': written, 'total_bytes': total,
+               'bw_bytes_so_far': int(written / elapsed) if elapsed > 0 else 0, 'done': done}
+        if drives is not None:
+            doc['drives'] = drives
+        report(doc)
 
     error = None
     try:
@@ -818,6 +902,8 @@ def write(job, report=None):
             kept.extend(run.cleanup(keep=job['keep_files']))
         close_all(fds)
         result['files_kept'] = kept if job['keep_files'] else []
+        if sampler is not None:
+            result['samples'] = sampler.samples
     if error:
         raise WriteFailed(error, result)
     return result
@@ -850,10 +936,18 @@ def main():
             module.fail_json(msg='not enough free space: %s' % '; '.join(errors), errors=errors, **result)
 
     fio = params['fio_path'] or module.get_bin_path('fio', required=True)
+    sampler = None
+    if params['sample_drives']:
+        sampler = DriveSampler(Context(module), params['sample_drives'])
+        missing = sampler.missing()
+        if missing:
+            module.fail_json(msg='sample_drives refused, nothing was written: %s' % '; '.join(missing), **result)
+        result['sampled_drives'] = sampler.info()
 
     run_id = scratch.current_run(params['state_dir'])
     job = dict(runs=[], device_fds={}, layout=layout, total_bytes=plan['total_bytes'], timeout=params['timeout'],
-               interval=params['progress_interval'], keep_files=params['keep_files'], start_sectors=None)
+               interval=params['sample_interval'] if sampler else params['progress_interval'],
+               keep_files=params['keep_files'], start_sectors=None, sampler=sampler)
     handed_over = False
     try:
         with terminate_on_signals():
@@ -869,7 +963,7 @@ def main():
                     result['safety'] = scratch.safety(list(targets.values()), job['runs'])
                 job['argv'] = result['command'] = write_argv(
                     fio, layout, plan['shard_bytes'], plan['block_size'], params['queue_depth'], params['ioengine'],
-                    params['direct'], params['fsync'])
+                    params['direct'], params['fsync'], runtime=params['runtime'])
                 job['result'] = result
                 if params['background']:
                     record = dict(kind='checkpoint_write', label=params['label'], total_bytes=plan['total_bytes'],
