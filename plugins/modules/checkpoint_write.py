@@ -235,15 +235,15 @@ options:
     version_added: 0.2.0
   runtime:
     description:
-      - Seconds each rank may write at most (fio C(runtime) without C(time_based)): the write ends after
-        O(runtime) seconds or its bytes, whichever comes first, so a sustained write is bounded in time and in bytes.
-        1 to 86400. By default only the bytes bound it.
+      - Seconds each rank may write at most, 1 to 86400 (fio C(runtime) without C(time_based)). The write ends
+        after O(runtime) seconds or its bytes, whichever comes first, so a sustained write is bounded in time and
+        in bytes. By default only the bytes bound it.
       - With it the shards may be written only in part; RV(total_bytes) is what was written.
     type: int
     version_added: 0.7.0
   sample_drives:
     description:
-      - NVMe namespaces (V(nvme1n1) or V(/dev/nvme1n1)) sampled every O(sample_interval) seconds while fio writes:
+      - NVMe namespaces (V(nvme1n1) or V(/dev/nvme1n1)) sampled every O(sample_interval) seconds while fio writes -
         the block layer's write counters and in-flight writes, the composite and per-sensor temperatures (hwmon
         first, the SMART log otherwise), the SMART log's critical-warning bits and thermal counters (read with the
         NVMe admin ioctl, nvme-cli where the ioctl is refused). RV(samples) holds them, RV(sampled_drives) the
@@ -550,8 +550,16 @@ samples:
   sample:
     - t: 0.0
       drives:
-        nvme1n1: {sectors_written: 1024, write_ios: 8, write_ticks_ms: 80, inflight_writes: 0, temp_c: 49.85,
-                  temp_source: hwmon, critical_warning: 0, warning_temp_time_min: 0, thm_temp1_trans_count: 0}
+        nvme1n1:
+          sectors_written: 1024
+          write_ios: 8
+          write_ticks_ms: 80
+          inflight_writes: 0
+          temp_c: 49.85
+          temp_source: hwmon
+          critical_warning: 0
+          warning_temp_time_min: 0
+          thm_temp1_trans_count: 0
 sampled_drives:
   description:
     - With O(sample_drives), per namespace - C(controller), C(serial), and from Identify Controller C(wctemp_c),

@@ -129,6 +129,19 @@ def test_verification_compares_with_the_baseline_medians_and_spread(verify):
     assert verify["ranks"] == 4 and verify["devices"] and verify["repeats"] == 3
 
 
+def test_step_7_validated_the_drives_behind_the_volume_and_recorded_no_back_off(host):
+    """tune_checkpoint_nodes.yml's thermal_validate play (6 s here): both data drives sampled, ok (the emulated
+    drives keep one temperature and raise no warning), no back-off, the time series on the controller."""
+    name = host.backend.get_hostname()
+    with open(os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "reports", "thermal", name + ".json")) as handle:
+        series = json.load(handle)
+    record = record_data(host.file(STATE_DIR + "/thermal.json").content_string, "thermal")
+    assert record["verdict"] == "ok" and record["backoff"] is None
+    assert sorted(record["drives"]) == ["DATA0001", "DATA0002"] and record["ranks"] == 4
+    assert sorted(d["serial"] for d in series["drives"]) == ["DATA0001", "DATA0002"] and len(series["samples"]) >= 4
+    assert all(d["verdict"] == "ok" and d["wctemp_c"] and d["peak_temp_c"] for d in series["drives"])
+
+
 def test_no_shard_is_left_behind(host):
     assert host.check_output("find /mnt/checkpoints -name '*.ckpt' | wc -l") == "0"
 

@@ -99,6 +99,11 @@ def test_write_argv_exact():
     assert 'group_reporting' not in ' '.join(argv)
     buffered = cw.write_argv('fio', layout[:1], MIB, MIB, 1, 'psync', False, False)
     assert '--direct=0' in buffered and '--end_fsync=0' in buffered and '--ioengine=psync' in buffered
+    # A sustained write bounded in time as well as bytes: --runtime without time_based.
+    timed = cw.write_argv('fio', layout[:1], MIB, MIB, 1, 'psync', True, True, runtime=20)
+    assert timed[timed.index('--fallocate=none') + 1] == '--runtime=20' and '--time_based' not in timed
+    with pytest.raises(ValueError, match='runtime: 0 is below the minimum 1'):
+        cw.write_argv('fio', layout[:1], MIB, MIB, 1, 'psync', True, True, runtime=0)
 
 
 @pytest.mark.parametrize('depth, engine, message', [
