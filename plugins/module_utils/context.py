@@ -7,14 +7,22 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import errno
 import glob
 import os
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import nvme_ioctl
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import join_root, read_text
 
 COMMAND_ENV = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
 DEFAULT_TIMEOUT_S = 60
 _ERR_TRIM = 400
+# NVMe admin commands the facts send with the passthrough ioctl (nvme_ioctl), by the name nvme_facts gives them
+NVME_ADMIN_READERS = {
+    'smart-log': nvme_ioctl.read_smart_log,
+    'id-ctrl': nvme_ioctl.read_id_ctrl,
+    'num-queues': nvme_ioctl.read_num_queues,
+}
 
 
 def trim(text, limit=_ERR_TRIM):
@@ -30,11 +38,13 @@ class Context(object):
     ``which(name, opt_dirs)`` returns a path or None; ``runner(argv, cwd)``
     returns (rc, stdout, stderr).  With a module both default to the
     module's get_bin_path / run_command; tests pass fakes.
+    ``admin_reader(log, dev_path)`` answers :meth:`nvme_admin` (tests); without
+    it the NVMe admin ioctl is sent only when devfs_root is the real /dev.
     """
 
     def __init__(self, module=None, sysfs_root='/sys', procfs_root='/proc', devfs_root='/dev',
                  etc_root='/etc', which=None, runner=None, environ=None, tmpdir=None,
-                 lib_dirs=None, cuda_globs=None, timeout_s=DEFAULT_TIMEOUT_S):
+                 lib_dirs=None, cuda_globs=None, timeout_s=DEFAULT_TIMEOUT_S, admin_reader=None):
         self.module = module
         self.sysfs_root = sysfs_root
         self.procfs_root = procfs_root
@@ -52,6 +62,7 @@ class Context(object):
         self.cuda_globs = cuda_globs if cuda_globs is not None else ['/usr/local/cuda*', '/usr/local/cuda']
         self._which = which
         self._runner = runner
+        self._admin_reader = admin_reader
         self._bin_cache = {}
         self.cache = {}
 
@@ -126,6 +137,24 @@ class Context(object):
 
     def read_text(self, path):
         return read_text(path)
+
+    # --- NVMe admin commands ---------------------------------------------------------
+    def nvme_admin(self, log, dev_path):
+        """One NVMe admin command (``log``: a key of NVME_ADMIN_READERS) sent with the passthrough ioctl on the
+        controller ``dev_path``: its parsed dict, the shape nvme_cli's parser of the same log gives.
+
+        Raises :class:`nvme_ioctl.NvmeIoctlError`; ``nvme_ioctl.refused(exc)`` is true where nvme-cli is to be
+        asked instead, which includes a devfs_root other than /dev (a test's fixture tree holds no controller).
+        """
+        if self._admin_reader is not None:
+            return self._admin_reader(log, dev_path)
+        reader = NVME_ADMIN_READERS.get(log)
+        if reader is None:
+            raise nvme_ioctl.NvmeIoctlError('%s: no admin ioctl reader' % log, errno_value=errno.EOPNOTSUPP)
+        if os.path.normpath(self.devfs_root) != '/dev':
+            raise nvme_ioctl.NvmeIoctlError('devfs_root %s is not /dev: no admin ioctl' % self.devfs_root,
+                                            errno_value=errno.EOPNOTSUPP)
+        return reader(dev_path)
 
 
 def ldconfig_libraries(ctx):

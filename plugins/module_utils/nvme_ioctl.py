@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""NVMe admin commands from Python, without nvme-cli: the SMART / Health Information log page and Identify
-Controller read with the kernel's admin passthrough ioctl, their fixed binary layouts decoded.
+"""NVMe admin commands from Python, without nvme-cli: the SMART / Health Information log page, Identify
+Controller and the Number of Queues feature read with the kernel's admin passthrough ioctl, their fixed binary
+layouts decoded.
 
 Why not nvme-cli: a sampler that reads every drive every second under load (the thermal validation) cannot start a
 process per drive per sample; one ioctl on an open controller costs microseconds. nvme-cli stays the fallback
@@ -13,7 +14,9 @@ JSON uses, and :func:`read_smart_log` / :func:`read_id_ctrl` hand them to
 give one shape (Celsius, named warning bits, minutes and seconds as the specification counts them).
 
 Layouts: NVM Express Base Specification 1.4, Figure 194 (SMART / Health Information, log identifier 02h, 512
-bytes) and Figure 247 (Identify Controller, CNS 01h, 4096 bytes); all integers little-endian.
+bytes) and Figure 247 (Identify Controller, CNS 01h, 4096 bytes); all integers little-endian. Get Features,
+Number of Queues (feature 07h, Figure 293) has no data: the value is Dword 0 of the completion, which the kernel
+writes back into the command's ``result``.
 Standard library only, no Ansible import.
 """
 
@@ -28,7 +31,11 @@ import json
 import os
 import struct
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme_cli import parse_id_ctrl, parse_smart_log
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme_cli import (
+    parse_get_feature_num_queues,
+    parse_id_ctrl,
+    parse_smart_log,
+)
 
 # struct nvme_passthru_cmd (linux/nvme_ioctl.h): opcode, flags, rsvd1, nsid, cdw2, cdw3, metadata, addr,
 # metadata_len, data_len, cdw10..cdw15, timeout_ms, result - 72 bytes, naturally aligned (no padding).
@@ -38,6 +45,8 @@ NVME_IOCTL_ADMIN_CMD = (3 << 30) | (PASSTHRU.size << 16) | (ord('N') << 8) | 0x4
 
 OPC_GET_LOG_PAGE = 0x02
 OPC_IDENTIFY = 0x06
+OPC_GET_FEATURES = 0x0A
+FID_NUM_QUEUES = 0x07
 LID_SMART = 0x02
 CNS_CONTROLLER = 0x01
 NSID_ALL = 0xFFFFFFFF
@@ -116,12 +125,14 @@ def get_log_page_cdw10(lid, length):
     return (((length // 4) - 1) & 0xFFFF) << 16 | lid
 
 
+def num_queues_text(result):
+    """Dword 0 of Get Features 07h as nvme-cli 2.x prints it, for :func:`parse_get_feature_num_queues`."""
+    return 'get-feature:0x07 (Number of Queues), Current value:0x%08x\n' % result
+
+
 # --- the ioctl ------------------------------------------------------------------------------------------------
-def admin(fd, opcode, nsid, cdw10, length):
-    """Send one admin command with a data-in buffer of ``length`` bytes on the open controller ``fd``; the bytes.
-    Raises :class:`NvmeIoctlError` naming the errno (refused by the kernel) or the NVMe status (by the drive)."""
-    data = ctypes.create_string_buffer(length)
-    cmd = passthru(opcode, nsid, cdw10, ctypes.addressof(data), length)
+def _send(fd, cmd, opcode):
+    """The ioctl for the packed command ``cmd``; Dword 0 of the completion (``result``)."""
     try:
         status = fcntl.ioctl(fd, NVME_IOCTL_ADMIN_CMD, cmd, True)
     except OSError as exc:
@@ -129,7 +140,21 @@ def admin(fd, opcode, nsid, cdw10, length):
     if status:
         raise NvmeIoctlError('admin command 0x%02x: the controller answered status 0x%x' % (opcode, status),
                              status=status)
+    return PASSTHRU.unpack(bytes(cmd))[-1]
+
+
+def admin(fd, opcode, nsid, cdw10, length):
+    """Send one admin command with a data-in buffer of ``length`` bytes on the open controller ``fd``; the bytes.
+    Raises :class:`NvmeIoctlError` naming the errno (refused by the kernel) or the NVMe status (by the drive)."""
+    data = ctypes.create_string_buffer(length)
+    _send(fd, passthru(opcode, nsid, cdw10, ctypes.addressof(data), length), opcode)
     return data.raw
+
+
+def admin_result(fd, opcode, nsid, cdw10):
+    """Send one admin command without data on the open controller ``fd``; Dword 0 of its completion.
+    Raises :class:`NvmeIoctlError` as :func:`admin` does."""
+    return _send(fd, passthru(opcode, nsid, cdw10, 0, 0), opcode)
 
 
 def _with_controller(path, work):
@@ -154,6 +179,12 @@ def read_id_ctrl(path):
     """``path`` -> :func:`parse_id_ctrl`'s dict, from one ioctl."""
     raw = _with_controller(path, lambda fd: admin(fd, OPC_IDENTIFY, 0, CNS_CONTROLLER, ID_CTRL_BYTES))
     return parse_id_ctrl(json.dumps(id_ctrl_fields(raw)))
+
+
+def read_num_queues(path):
+    """``path`` -> :func:`parse_get_feature_num_queues`'s dict (the current value, SEL 0), from one ioctl."""
+    result = _with_controller(path, lambda fd: admin_result(fd, OPC_GET_FEATURES, 0, FID_NUM_QUEUES))
+    return parse_get_feature_num_queues(num_queues_text(result))
 
 
 def refused(exc):

@@ -28,8 +28,10 @@ description:
     cuFile will take (C(dma), C(compat) or C(unavailable)) with the reason."
   - "C(deepspeed): the effective C(aio) section of DeepSpeed configs, with DeepSpeed's defaults and warnings
     for keys DeepSpeed ignores or misreads."
-  - Sysfs and procfs are read first; C(nvme-cli) runs only for what sysfs lacks (id-ctrl, smart-log,
-    get-feature 7), at most once per controller and log, controllers in parallel.
+  - Sysfs and procfs are read first. What sysfs lacks (id-ctrl, smart-log, get-feature 7) is asked of each
+    controller with the kernel's NVMe admin passthrough ioctl, no process spawned; C(nvme-cli) runs only where
+    the ioctl is refused (no CAP_SYS_ADMIN, a kernel without passthrough). Each at most once per controller and
+    log, controllers in parallel.
   - Nothing fails on a node that lacks a device, tool or kernel feature; missing values are V(null) and failed
     commands are listed in the C(errors) list of their section. Only invalid options fail the module.
 author:
@@ -37,11 +39,13 @@ author:
 requirements:
   - Linux with sysfs and procfs.
   - Optional, used when present; the facts they provide are V(null) otherwise
-    C(nvme-cli) (id-ctrl, smart-log, get-feature), C(fio) (io_uring probe), C(xfsprogs) (xfs_info),
+    C(nvme-cli) (id-ctrl, smart-log, get-feature where the admin ioctl is refused), C(fio) (io_uring probe),
+    C(xfsprogs) (xfs_info),
     C(gdscheck) from the CUDA GDS tools, C(ldconfig), C(timeout) from coreutils (bounds every command).
 notes:
-  - Run with privilege escalation for full facts. As an unprivileged user, nvme-cli cannot open the
-    controllers and its facts (thresholds, smart-log counters) are V(null) with an entry in C(errors).
+  - Run with privilege escalation for full facts. As an unprivileged user, neither the admin ioctl nor
+    nvme-cli can open the controllers and their facts (thresholds, smart-log counters) are V(null) with an
+    entry in C(errors).
   - The fio probe reads 1 MiB of C(/dev/zero) through io_uring (C(--readonly)) and writes nothing, in check
     mode or not; set O(fio_probe=false) to skip it. It runs as the module's user, so it
     proves the engine for that user, not for O(training_user); C(io_uring.allowed_for_user)
@@ -123,8 +127,9 @@ options:
     default: true
   use_nvme_cli:
     description:
-      - Use C(nvme-cli) for id-ctrl, smart-log and get-feature 7. With V(false) only sysfs is read and
-        those facts are V(null).
+      - Send the NVMe admin commands id-ctrl, smart-log and get-feature 7, with the kernel's admin passthrough
+        ioctl first and with C(nvme-cli) where the ioctl is refused. With V(false) no admin command is sent (no
+        ioctl, no nvme-cli), only sysfs is read and those facts are V(null).
     type: bool
     default: true
   sysfs_root:
@@ -175,7 +180,7 @@ EXAMPLES = r'''
     training_user: trainer
   become: true
 
-- name: Only NVMe and thermal facts, without running nvme-cli
+- name: Only NVMe and thermal facts from sysfs, without any NVMe admin command
   ai_storage.checkpoint_io.checkpoint_io_facts:
     gather_subset: [nvme, thermal]
     use_nvme_cli: false
@@ -346,7 +351,7 @@ ansible_facts:
                   sample: 1023
                 io_queues_feature:
                   description: I/O queue pairs the controller allocated (get-feature 7, min of SQ and CQ);
-                    V(null) without nvme-cli.
+                    V(null) when neither the admin ioctl nor nvme-cli answered, or O(use_nvme_cli=false).
                   type: int
                   returned: always
                   sample: 8
@@ -362,10 +367,28 @@ ansible_facts:
                   sample: 8
                 mdts_bytes:
                   description: Maximum data transfer size in bytes from id-ctrl (4 KiB pages assumed);
-                    V(null) when unlimited or without nvme-cli.
+                    V(null) when unlimited, when neither the admin ioctl nor nvme-cli answered, or
+                    O(use_nvme_cli=false).
                   type: int
                   returned: always
                   sample: 524288
+                admin_source:
+                  description: Who answered the admin commands of this section for this controller.
+                  type: dict
+                  returned: always
+                  sample: {"id_ctrl": "ioctl", "num_queues": "ioctl"}
+                  contains:
+                    id_ctrl:
+                      description: V(ioctl) (the kernel's admin passthrough), V(nvme-cli) (the ioctl refused),
+                        or V(null) (no answer, see C(errors), or O(use_nvme_cli=false)).
+                      type: str
+                      returned: always
+                      sample: ioctl
+                    num_queues:
+                      description: The same for get-feature 7 (Number of Queues).
+                      type: str
+                      returned: always
+                      sample: ioctl
                 current_link_speed:
                   description: Current PCIe link speed as the kernel prints it.
                   type: str
@@ -1521,6 +1544,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import Context
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts.nvme_facts import CLI_NOTE_PREFIX
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts.node_facts import (
     SUBSET_CHOICES,
@@ -1574,11 +1598,14 @@ def main():
         etc_root=params['etc_root'],
     )
     facts = gather_facts(ctx, params)
-    nvme = facts.get('nvme') or {}
-    if params['use_nvme_cli'] and nvme.get('controllers') and not (nvme.get('nvme_cli') or {}).get('path'):
-        module.warn('nvme-cli (nvme) is not installed: the NVMe facts come from sysfs alone (the id-ctrl, smart-log '
-                    'and get-feature facts are null; a critical warning is seen through the kernel\'s temperature '
-                    'alarm only) and the tuning goes on. Install nvme-cli (apt-get install nvme-cli) for them.')
+    # The note of a section whose admin commands neither the ioctl nor nvme-cli answered (see NvmeInventory.cli_note)
+    notes = [error for section in ('nvme', 'thermal') for error in (facts.get(section) or {}).get('errors') or []
+             if error.startswith(CLI_NOTE_PREFIX)]
+    if params['use_nvme_cli'] and notes:
+        module.warn('nvme-cli (nvme) is not installed: the NVMe facts come from sysfs alone (the NVMe admin ioctl was '
+                    'refused too, see the errors: the facts of the commands it refused, id-ctrl, smart-log or '
+                    'get-feature, are null; a critical warning is seen through the kernel\'s temperature alarm only) '
+                    'and the tuning goes on. Install nvme-cli (apt-get install nvme-cli) for them.')
     module.exit_json(changed=False, ansible_facts={'checkpoint_io': facts})
 
 

@@ -1,10 +1,13 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """NVMe controllers and namespaces from /sys/class/nvme (sysfs first), with
-nvme-cli only for what sysfs lacks (id-ctrl, smart-log, get-feature 7).
+NVMe admin commands only for what sysfs lacks (id-ctrl, smart-log, get-feature 7).
 
-nvme-cli runs at most once per controller and log, controllers in parallel,
-so facts stay cheap on nodes with many drives.
+An admin command is sent with the kernel's passthrough ioctl (nvme_ioctl,
+through Context.nvme_admin) and nvme-cli is spawned only where the ioctl is
+refused (no CAP_SYS_ADMIN, no passthrough, a test's fixture tree). Each runs
+at most once per controller and log, controllers in parallel, so facts stay
+cheap on nodes with many drives.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,6 +20,7 @@ import threading
 
 from concurrent.futures import ThreadPoolExecutor
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import nvme_ioctl
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.blockdev import BlockTopology
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import read_ids
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme_cli import (
@@ -47,6 +51,11 @@ NVME_LOGS = {
     # get-feature has no JSON output in nvme-cli 2.x: the parser reads the text line.
     'num-queues': (['get-feature', 'DEV', '-f', '7'], parse_get_feature_num_queues),
 }
+# what each log is called where a message names the command
+LOG_COMMANDS = {'id-ctrl': 'id-ctrl', 'smart-log': 'smart-log', 'num-queues': 'get-feature'}
+CLI_NOTE_PREFIX = 'nvme-cli (nvme) not found in PATH'
+SOURCE_IOCTL = 'ioctl'
+SOURCE_CLI = 'nvme-cli'
 
 
 def _parser_errors(parsed):
@@ -59,7 +68,8 @@ def _parser_errors(parsed):
 
 
 class NvmeInventory(object):
-    """Controllers, namespaces and a per-(controller, log) nvme-cli cache."""
+    """Controllers, namespaces and a per-(controller, log) cache of the admin commands' answers (ioctl first,
+    nvme-cli where the ioctl is refused). ``use_nvme_cli=False``: no admin command at all, sysfs alone."""
 
     def __init__(self, ctx, use_nvme_cli=True):
         self.ctx = ctx
@@ -71,18 +81,30 @@ class NvmeInventory(object):
         self._lock = threading.Lock()
         self._key_locks = {}
         self._namespaces = None
+        self._refusals = {}  # log -> why the ioctl was refused, where nvme-cli was not there to answer instead
 
-    # --- nvme-cli ---------------------------------------------------------------
-    def cli_note(self):
-        """Why nvme-cli facts are None, or None when nvme-cli is usable."""
+    # --- admin commands: ioctl, else nvme-cli ---------------------------------------
+    def cli_note(self, logs=None):
+        """Why admin-command facts (of ``logs``, default all) are None for want of nvme-cli (the ioctl refused
+        and no nvme-cli), or None. Tells only about the logs already read: call it after them."""
         if not self.controllers or not self.use_nvme_cli or self.cli_path:
             return None
-        return 'nvme-cli (nvme) not found in PATH: id-ctrl, smart-log and get-feature facts are None'
+        with self._lock:
+            refusals = dict(self._refusals)
+        if not refusals:
+            return None
+        logs = [log for log in NVME_LOGS if log in refusals and (logs is None or log in logs)]
+        if not logs:
+            return None
+        names = [LOG_COMMANDS[log] for log in logs]
+        listed = names[0] if len(names) == 1 else '%s and %s' % (', '.join(names[:-1]), names[-1])
+        return '%s and the NVMe admin ioctl refused (%s): %s facts are None' % (
+            CLI_NOTE_PREFIX, refusals[logs[0]], listed)
 
     def prefetch(self, logs):
-        """Run the wanted logs for all controllers, one worker per controller."""
+        """Read the wanted logs for all controllers, one worker per controller."""
         logs = [log for i, log in enumerate(logs) if log in NVME_LOGS and log not in logs[:i]]
-        if not logs or not self.cli_path or not self.controllers:
+        if not logs or not self.use_nvme_cli or not self.controllers:
             return
 
         def one(ctrl):
@@ -97,24 +119,27 @@ class NvmeInventory(object):
         """``[facts_of(ctrl)]`` for every controller, and the section's errors: the nvme-cli note plus
         the failures of the given logs."""
         errors = []
-        note = self.cli_note()
-        if note:
-            errors.append(note)
         items = []
         for ctrl in self.controllers:
             items.append(facts_of(ctrl))
             for log in logs:
                 errors.extend(self.error(ctrl, log))
-        return items, errors
+        note = self.cli_note(logs)
+        return items, ([note] if note else []) + errors
 
     def _key_lock(self, key):
         with self._lock:
             return self._key_locks.setdefault(key, threading.Lock())
 
     def get(self, ctrl, log):
-        """Parsed output of one nvme-cli log for one controller (cached), or None."""
+        """Parsed answer of one admin command for one controller (cached), or None."""
         entry = self._entry(ctrl, log)
         return entry[0]
+
+    def source(self, ctrl, log):
+        """Who answered that log for that controller: SOURCE_IOCTL, SOURCE_CLI, or None (nobody, or not read)."""
+        entry = self._results.get((ctrl, log))
+        return entry[2] if entry else None
 
     def error(self, ctrl, log):
         """Error strings for one (controller, log); [] when it ran fine or did not run."""
@@ -132,24 +157,49 @@ class NvmeInventory(object):
         return self._results[key]
 
     def _run(self, ctrl, log):
-        if not self.cli_path or log not in NVME_LOGS:
-            return (None, [])
-        template, parser = NVME_LOGS[log]
+        """(parsed or None, errors, source) of one log: the ioctl; nvme-cli where the ioctl is refused."""
+        if not self.use_nvme_cli or log not in NVME_LOGS:
+            return (None, [], None)
         dev = self.ctx.dev(ctrl)
+        try:
+            parsed = self.ctx.nvme_admin(log, dev)
+        except nvme_ioctl.NvmeIoctlError as exc:
+            if not nvme_ioctl.refused(exc):
+                # the drive answered with an NVMe status, or the controller is gone: nvme-cli would fare no better
+                return (None, ['%s: %s (ioctl): %s' % (ctrl, log, exc)], None)
+            refusal = str(exc)
+        except Exception as exc:  # a reader that broke is a refusal: nvme-cli may still answer
+            refusal = '%s: %s' % (type(exc).__name__, exc)
+        else:
+            return (parsed, ['%s: %s (ioctl): %s' % (ctrl, log, msg) for msg in _parser_errors(parsed)],
+                    SOURCE_IOCTL)
+        if not self.cli_path:
+            with self._lock:
+                self._refusals.setdefault(log, refusal)
+            return (None, [], None)
+        return self._run_cli(ctrl, log, dev)
+
+    def read(self, ctrl, log):
+        """(parsed or None, errors) of one log read now, not cached (a sampler reading a drive again and again)."""
+        parsed, errors, _source = self._run(ctrl, log)
+        return parsed, errors
+
+    def _run_cli(self, ctrl, log, dev):
+        template, parser = NVME_LOGS[log]
         if not os.path.exists(dev):
-            return (None, ['%s: nvme %s skipped: no device node %s' % (ctrl, log, dev)])
+            return (None, ['%s: nvme %s skipped: no device node %s' % (ctrl, log, dev)], None)
         argv = [self.cli_path] + [dev if arg == 'DEV' else arg for arg in template]
         res = self.ctx.run(argv)
         if res['error']:
-            return (None, ['%s: %s' % (ctrl, res['error'])])
+            return (None, ['%s: %s' % (ctrl, res['error'])], None)
         try:
             parsed = parser(res['stdout'])
         except Exception as e:  # the parsers promise not to raise; stay safe anyway
-            return (None, ['%s: nvme %s output not parsed: %s' % (ctrl, log, e)])
+            return (None, ['%s: nvme %s output not parsed: %s' % (ctrl, log, e)], None)
         errors = ['%s: nvme %s: %s' % (ctrl, log, msg) for msg in _parser_errors(parsed)]
         if res['stderr'].strip():
             errors.append('%s: nvme %s (rc=0) stderr: %s' % (ctrl, log, res['stderr'].strip()[:300]))
-        return (parsed, errors)
+        return (parsed, errors, SOURCE_CLI)
 
     # --- namespaces ---------------------------------------------------------------
     def _multipath_heads(self):
@@ -286,6 +336,7 @@ def controller_facts(ctx, inv, ctrl):
     id_ctrl = inv.get(ctrl, 'id-ctrl')
     if id_ctrl:
         facts['mdts_bytes'] = id_ctrl.get('mdts_bytes')
+    facts['admin_source'] = {'id_ctrl': inv.source(ctrl, 'id-ctrl'), 'num_queues': inv.source(ctrl, 'num-queues')}
     return facts
 
 
