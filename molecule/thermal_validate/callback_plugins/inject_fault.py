@@ -54,7 +54,7 @@ class CallbackModule(CallbackBase):
             argv = lab + args[:1] + ['--state-dir', os.environ['THERMAL_LAB_STATE']] + args[1:]
             proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                                   check=False, timeout=120)
-            line = 'INJECTED at %.1f s: %s (rc %d) %s' % (progress.get('elapsed_s', 0), ' '.join(args),
-                                                         proc.returncode, proc.stdout.strip()[-300:])
+            values = (progress.get('elapsed_s', 0), ' '.join(args), proc.returncode, proc.stdout.strip()[-300:])
+            line = 'INJECTED at %.1f s: %s (rc %d) %s' % values
             sys.stdout.write('\n%s\n' % line)
         sys.stdout.flush()
