@@ -274,16 +274,35 @@ def _reopen(parts):
     return fd
 
 
+# A recorded directory that cannot be reached now for these reasons is kept for a later run: not there (its
+# filesystem not mounted yet), or its filesystem failed (a drive gone from its array: XFS shut down, EIO).
+UNREACHABLE_ERRNOS = (errno.ENOENT, errno.EIO, errno.ENXIO, errno.ENODEV, errno.ESTALE)
+
+
 def reopen_dir(path, dev=None, ino=None):
-    """Open a recorded real directory path again (no symlink followed at all), checking its dev/ino when given."""
+    """Open a recorded real directory path again (no symlink followed at all), checking its dev/ino when given.
+
+    Raises :class:`Unreachable` (the run stays recorded) where the path is missing, its filesystem fails, or
+    another filesystem is there now (the recorded one not mounted: a directory of the filesystem below the mount
+    point); :class:`ScratchError` where a symlink is in the way or the same filesystem holds another directory
+    there (renamed or replaced)."""
     try:
         fd = _reopen(_split(path))
     except OSError as exc:
-        kind = Unreachable if exc.errno == errno.ENOENT else ScratchError
+        kind = Unreachable if exc.errno in UNREACHABLE_ERRNOS else ScratchError
         raise kind('%s: cannot be reached without following a symlink any more (%s)'
                    % (path, os.strerror(exc.errno)))
-    info = os.fstat(fd)
-    if dev is not None and (info.st_dev, info.st_ino) != (dev, ino):
+    try:
+        info = os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        raise Unreachable('%s: %s' % (path, os.strerror(exc.errno)))
+    if dev is not None and info.st_dev != dev:
+        os.close(fd)
+        raise Unreachable('%s is on another filesystem than when the run started (device %d:%d, not %d:%d): its '
+                          'filesystem is not mounted there now' % (path, os.major(info.st_dev), os.minor(info.st_dev),
+                                                                   os.major(dev), os.minor(dev)))
+    if dev is not None and info.st_ino != ino:
         os.close(fd)
         raise ScratchError('%s is not the directory it was when the run started (renamed or replaced)' % path)
     return fd

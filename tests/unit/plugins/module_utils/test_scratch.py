@@ -273,3 +273,30 @@ def test_a_run_on_a_filesystem_not_mounted_now_is_kept_for_a_later_run(tree, sta
     assert out['errors'] == [] and out['reaped'] == [] and out['kept'][0]['run_dir'] == key
     assert 'kept for a later run' in out['kept'][0]['reason']
     assert list(state_store.read_record(state, 'scratch')) == [key]
+
+
+def test_a_run_whose_filesystem_failed_or_is_not_mounted_now_keeps_its_record(tree, state, monkeypatch):
+    """The fault suite's case again: a drive left the checkpoint volume's RAID0 while the write ran, XFS shut down,
+    the worker's removal failed (record kept); the poll's reaper then meets EIO opening the parent, and after the
+    reboot the mount point may still show the root filesystem's directory. Neither drops the record: a later run
+    (the preflight reaper, the volume mounted again) removes the directory."""
+    run = scratch.create(scratch.open_dir(str(tree / 'data')), 'after 1/1', [('rank_0.ckpt', MIB)], state,
+                         owner=dead_owner())
+    key = run.path
+    run.release()
+
+    def eio(_parts):
+        raise OSError(5, os.strerror(5))
+    monkeypatch.setattr(scratch, '_reopen', eio)
+    out = scratch.reap(state)
+    assert out['reaped'] == [] and out['kept'][0]['run_dir'] == key and 'kept for a later run' in out['kept'][0]['reason']
+    monkeypatch.undo()
+    entry = state_store.read_record(state, 'scratch')[key]
+    state_store.write_record(state, 'scratch', {key: dict(entry, parent_dev=entry['parent_dev'] + 1)}, writer='test')
+    out = scratch.reap(state)
+    assert out['reaped'] == [] and 'another filesystem' in out['kept'][0]['reason'], out
+    assert os.path.isdir(key)
+    state_store.write_record(state, 'scratch', {key: entry}, writer='test')  # the volume mounted again
+    out = scratch.reap(state)
+    assert [r['run_dir'] for r in out['reaped']] == [key] and not os.path.exists(key)
+    assert state_store.read_record(state, 'scratch') is None
