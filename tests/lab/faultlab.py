@@ -140,6 +140,10 @@ for tmp in ("/tmp", "/var/tmp"):
         if "fio" in entry or "checkpoint" in entry or "ai_storage" in entry or entry.endswith(".ckpt"):
             out["tmp"].append(os.path.join(tmp, entry))
 out["mounts"] = [line.split()[:3] for line in open("/proc/mounts") if "@MOUNT@" in line]
+try:  # what the state store still knows of run directories (says why one is left, when one is)
+    out["scratch_record"] = open("/var/lib/ai_storage_checkpoint_io/scratch.json").read()
+except OSError:
+    out["scratch_record"] = None
 os.sync()  # a write that went through the page cache reaches the drive: the host hashes the drive's file next
 print(json.dumps(out))
 PY

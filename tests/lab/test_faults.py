@@ -114,7 +114,8 @@ def intact(lab, node, checks, allowed_in_dir=()):
     checks(not snap["job_store"], "%s: job records left: %s" % (node, snap["job_store"]))
     checks(not snap["tmp"], "%s: scratch files left in /tmp, /var/tmp: %s" % (node, snap["tmp"]))
     left = [entry for entry in snap["checkpoint_dir"] or [] if entry not in allowed_in_dir]
-    checks(not left, "%s: left in %s: %s" % (node, CHECKPOINT_DIR, left))
+    checks(not left, "%s: left in %s: %s (the state store's scratch record: %s; mounts: %s)" % (
+        node, CHECKPOINT_DIR, left, snap.get("scratch_record"), snap.get("mounts")))
     return snap
 
 
