@@ -14,20 +14,16 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
-import re
 import time
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts.nvme_facts import NvmeInventory
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts.nvme_facts import NS_RE, NvmeInventory
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts.thermal_facts import (
     ID_CTRL_FIELDS,
     SMART_FIELDS,
     controller_thermal,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import listdir, read_str
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import block_stat, read_str
 
-NAMESPACE_RE = re.compile(r'^nvme\d+n\d+$')
-CONTROLLER_RE = re.compile(r'^nvme\d+$')
-PATH_RE = re.compile(r'^(nvme\d+)c\d+n\d+$')
 MAX_DRIVES = 256
 
 
@@ -41,40 +37,12 @@ def check_names(names, option='sample_drives'):
     out = []
     for name in names:
         base = name[len('/dev/'):] if isinstance(name, str) and name.startswith('/dev/') else name
-        if not isinstance(base, str) or not NAMESPACE_RE.match(base):
+        if not isinstance(base, str) or not NS_RE.match(base):
             raise ValueError('%s: %r is not an NVMe namespace (nvme<X>n<Y>)' % (option, name))
         if base in out:
             raise ValueError('%s: %s is named twice' % (option, base))
         out.append(base)
     return out
-
-
-def controller_of(ctx, name):
-    """The controller (``nvmeX``) behind namespace ``name``: its ``device`` link, or for a native-multipath head
-    the first path's controller. None when sysfs names none."""
-    target = os.path.basename(os.path.realpath(ctx.sys('class', 'block', name, 'device')))
-    if CONTROLLER_RE.match(target):
-        return target
-    for entry in sorted(listdir(ctx.sys('class', 'block', name, 'multipath'))):
-        match = PATH_RE.match(entry)
-        if match:
-            return match.group(1)
-    return None
-
-
-def block_counters(ctx, name):
-    """{sectors_written, write_ios, write_ticks_ms, inflight_writes} of a block device (Documentation/block/stat),
-    None values when unreadable."""
-    fields = (read_str(ctx.sys('class', 'block', name, 'stat')) or '').split()
-    inflight = (read_str(ctx.sys('class', 'block', name, 'inflight')) or '').split()
-
-    def field(values, index):
-        try:
-            return int(values[index])
-        except (IndexError, ValueError):
-            return None
-    return {'write_ios': field(fields, 4), 'sectors_written': field(fields, 6), 'write_ticks_ms': field(fields, 7),
-            'inflight_writes': field(inflight, 1)}
 
 
 class _Fresh(object):
@@ -101,11 +69,15 @@ class DriveSampler(object):
     def __init__(self, ctx, names, clock=time.time):
         self.ctx = ctx
         self.names = list(names)
-        self.reader = _Fresh(NvmeInventory(ctx))
+        inventory = NvmeInventory(ctx)
+        self.reader = _Fresh(inventory)
         self.clock = clock
         self.start = None
         self.samples = []
-        self.controllers = dict((name, controller_of(ctx, name)) for name in self.names)
+        # The facts' namespace map (a native-multipath head: its first path's controller)
+        namespaces = inventory.namespaces()
+        self.controllers = dict((name, ((namespaces.get(name) or {}).get('controllers') or [None])[0])
+                                for name in self.names)
 
     def missing(self):
         """Namespaces that are not there (or have no controller): messages."""
@@ -137,7 +109,7 @@ class DriveSampler(object):
         drives = {}
         for name in self.names:
             ctrl = self.controllers[name]
-            entry = block_counters(self.ctx, name)
+            entry = block_stat(self.ctx.sysfs_root, name)
             before = len(self.reader.errors)
             thermal = controller_thermal(self.ctx, self.reader, ctrl) if ctrl else {}
             entry.update({

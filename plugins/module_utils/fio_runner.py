@@ -32,6 +32,7 @@ import tempfile
 import time
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.atomic_file import write_json_atomic
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import block_stat
 
 PR_SET_PDEATHSIG = 1
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -98,15 +99,8 @@ def _die_with_parent(parent):
 
 
 def sectors_written(names, sysfs_root='/sys'):
-    """{name: 512-byte sectors written since boot} of block devices (the 7th field of sysfs ``stat``)."""
-    counts = {}
-    for name in names:
-        try:
-            with open(os.path.join(sysfs_root, 'class', 'block', name, 'stat')) as handle:
-                counts[name] = int(handle.read().split()[6])
-        except (IOError, OSError, IndexError, ValueError):
-            counts[name] = None
-    return counts
+    """{name: 512-byte sectors written since boot} of block devices (sysfs.block_stat; None where unreadable)."""
+    return dict((name, block_stat(sysfs_root, name)['sectors_written']) for name in names)
 
 
 def written_since(start_sectors, sysfs_root='/sys'):

@@ -235,3 +235,18 @@ def join_root(root, path):
     if not root or root == '/':
         return path
     return os.path.join(root, path.lstrip('/'))
+
+
+def block_stat(sysfs_root, name):
+    """{sectors_written, write_ios, write_ticks_ms, inflight_writes} of block device ``name``
+    (``/sys/class/block/<name>/stat`` and ``inflight``, Documentation/block/stat.rst); None where unreadable."""
+    fields = (read_str(os.path.join(sysfs_root, 'class', 'block', name, 'stat')) or '').split()
+    inflight = (read_str(os.path.join(sysfs_root, 'class', 'block', name, 'inflight')) or '').split()
+
+    def field(values, index):
+        try:
+            return int(values[index])
+        except (IndexError, ValueError):
+            return None
+    return {'write_ios': field(fields, 4), 'sectors_written': field(fields, 6), 'write_ticks_ms': field(fields, 7),
+            'inflight_writes': field(inflight, 1)}
