@@ -44,12 +44,13 @@ class Context(object):
 
     def __init__(self, module=None, sysfs_root='/sys', procfs_root='/proc', devfs_root='/dev',
                  etc_root='/etc', which=None, runner=None, environ=None, tmpdir=None,
-                 lib_dirs=None, cuda_globs=None, timeout_s=DEFAULT_TIMEOUT_S, admin_reader=None):
+                 lib_dirs=None, cuda_globs=None, timeout_s=DEFAULT_TIMEOUT_S, admin_reader=None, boot_root='/boot'):
         self.module = module
         self.sysfs_root = sysfs_root
         self.procfs_root = procfs_root
         self.devfs_root = devfs_root
         self.etc_root = etc_root
+        self.boot_root = boot_root
         self.environ = os.environ if environ is None else environ
         self.tmpdir = tmpdir
         self.timeout_s = timeout_s

@@ -82,6 +82,11 @@ SPEC = {
     'checkpoint_io_verify_poll': ('number', 5, (0.0, 3600.0, True, False), 'seconds between progress reports'),
     'checkpoint_io_verify_min_fraction': ('number', 0.5, (0.0, 1.0, False, False),
                                           'the least share of the measured ceiling a node must reach'),
+    'checkpoint_io_gds': ('bool', True, None, 'run the gds role (step 1): the GPUDirect Storage mode decided, '
+                                              'cufile.json sized for the checkpoint, the DMA path proven'),
+    'checkpoint_io_gds_policy': ('choice', 'preferred', ('required', 'preferred'),
+                                 'required fails a node without a GPUDirect DMA path, naming why; preferred warns '
+                                 'and continues (use_gds stays false)'),
     'checkpoint_io_thermal_validate': ('bool', True, None, 'run the thermal validation (step 7): a sustained '
                                                            'checkpoint write with each drive\'s thermal evidence '
                                                            'sampled, a verdict per drive and a depth back-off'),

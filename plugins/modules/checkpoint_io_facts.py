@@ -1298,12 +1298,107 @@ ansible_facts:
                   elements: dict
                   returned: always
                   sample: []
+                env_sources:
+                  description: Where C(CUFILE_ENV_PATH_JSON) is set for the training user's processes - /etc/environment,
+                    profile scripts, systemd service units, the user's shell start-up files (read without following a
+                    link), running processes' environments.
+                  type: list
+                  elements: dict
+                  returned: always
+                  sample: [{source: file, path: /home/trainer/.bashrc, value: /home/trainer/job/local_cufile.json}]
+                  contains:
+                    source:
+                      description: V(file) or V(process).
+                      type: str
+                    path:
+                      description: The file, or C(/proc/<pid>/environ).
+                      type: str
+                    value:
+                      description: The file it names.
+                      type: str
+                    comm:
+                      description: The process's name (V(process) only).
+                      type: str
                 notes:
                   description: What each override bypasses.
                   type: list
                   elements: str
                   returned: always
                   sample: []
+            gpu_pci:
+              description: PCI addresses of the NVIDIA GPUs (C(/proc/driver/nvidia/gpus)).
+              type: list
+              elements: str
+              returned: always
+              sample: ["0000:1b:00.0"]
+            driver:
+              description: The NVIDIA driver from C(/proc/driver/nvidia/version).
+              type: dict
+              returned: always
+              sample: {version: 565.57.01, open_kernel_module: true}
+              contains:
+                version:
+                  description: The driver version; V(null) without the driver.
+                  type: str
+                open_kernel_module:
+                  description: Whether NVIDIA's open kernel modules are loaded (V(false) - the proprietary ones).
+                  type: bool
+            kernel:
+              description: The kernel and its PCI P2PDMA support.
+              type: dict
+              returned: always
+              sample: {release: 6.8.0-60-generic, p2pdma: true}
+              contains:
+                release:
+                  description: C(/proc/sys/kernel/osrelease).
+                  type: str
+                p2pdma:
+                  description: C(CONFIG_PCI_P2PDMA=y) in C(/boot/config-<release>) or C(/proc/config.gz); V(null) when
+                    neither is readable.
+                  type: bool
+            cuda_version:
+              description: The CUDA toolkit's version (C(version.json) or C(version.txt) under C(/usr/local/cuda*));
+                V(null) when not installed.
+              type: str
+              returned: always
+              sample: 12.8.1
+            nvidia_fs_modules:
+              description: The drivers registered with nvidia-fs (C(/proc/driver/nvidia-fs/modules)); V(null) without
+                nvidia-fs. Without C(nvme) every cuFile call to local NVMe runs in compatibility mode.
+              type: list
+              elements: str
+              returned: always
+              sample: [nvme]
+            iommu:
+              description: The IOMMU mode (V(off), V(passthrough), V(translated) or V(null)) and what it was read from.
+              type: dict
+              returned: always
+              sample: {mode: passthrough, evidence: "iommu units: dmar0; group types: identity; cmdline: iommu=pt"}
+              contains:
+                mode:
+                  description: V(off), V(passthrough), V(translated), or V(null) when not known.
+                  type: str
+                evidence:
+                  description: The IOMMU units, the groups' default domain types and the kernel command line.
+                  type: str
+            topology:
+              description: Each GPU and NVMe controller pair on PCI, where they meet, and the bridges between them with
+                their ACS state (read from config space; root only).
+              type: dict
+              returned: always
+              sample: {pairs: [{gpu: "0000:1b:00.0", nvme: nvme0, relation: same switch, bridges: ["0000:19:00.0"]}],
+                       bridges: [{pci: "0000:19:00.0", acs: true, acs_p2p_redirect: false}]}
+              contains:
+                pairs:
+                  description: V(same switch), V(same root port), V(same root complex) or V(different root complexes)
+                    per pair, with the bridges on the path.
+                  type: list
+                  elements: dict
+                bridges:
+                  description: Each bridge - C(acs) (the capability is there; V(null) when config space was not
+                    readable) and C(acs_p2p_redirect) (P2P request or completion redirect on).
+                  type: list
+                  elements: dict
             effective_config_source:
               description: Configuration cuFile reads for processes with the module's environment.
               type: str

@@ -12,7 +12,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import glob
+import gzip
+import json
 import os
+import pwd
 import re
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import find_library
@@ -22,6 +25,12 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds impor
     parse_gdscheck,
     parse_nvidia_fs_stats,
 )
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds_plan import (
+    p2pdma_blocker,
+    parse_driver_version,
+    version_tuple,
+)
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.pci import acs_control, chain, relation
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import (
     exists,
     isdir,
@@ -29,6 +38,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs imp
     read_int,
     read_str,
     read_text,
+    realpath,
 )
 
 ENV_OVERRIDE = 'CUFILE_ENV_PATH_JSON'
@@ -36,6 +46,15 @@ LOCAL_CUFILE = 'local_cufile.json'
 LOCAL_SEARCH_DEPTH = 2
 SONAME_VERSION_RE = re.compile(r'\.so\.(\d+(?:\.\d+)*)$')
 GDSCHECK_TIMEOUT_S = 120
+# Where a training user's environment can name CUFILE_ENV_PATH_JSON (read, never written or executed).
+ENV_FILES = ('environment', 'profile', 'bash.bashrc')
+ENV_GLOBS = ('profile.d/*.sh', 'systemd/system/*.service', 'systemd/system/*.service.d/*.conf')
+HOME_FILES = ('.bashrc', '.profile', '.bash_profile', '.zshrc', '.zprofile', '.pam_environment')
+ENV_RE = re.compile(r'(?<![A-Za-z0-9_])CUFILE_ENV_PATH_JSON\s*=\s*["\']?([^"\'\s;]+)')
+COMMENT_PREFIXES = ('#', ';', '//')
+MAX_ENV_FILE = 1 << 20
+MAX_PROCS = 4096
+CONFIG_SPACE = 4096
 
 
 def _errors_list(prefix, errors):
@@ -171,8 +190,13 @@ def derive_path(facts, effective, source):
     if not facts['libcufile']:
         return 'unavailable', 'libcufile not found (ldconfig -p, library dirs, /usr/local/cuda*): no cuFile'
     reasons = []
-    if not facts['nvidia_fs_loaded']:
+    p2pdma = bool(_prop(effective, 'properties.use_pci_p2pdma')) and not p2pdma_blocker(facts)
+    modules = facts.get('nvidia_fs_modules')
+    if not facts['nvidia_fs_loaded'] and not p2pdma:
         reasons.append('nvidia_fs kernel module not loaded')
+    elif facts['nvidia_fs_loaded'] and not p2pdma and modules is not None and 'nvme' not in modules:
+        reasons.append('nvme is not registered with nvidia-fs (/proc/driver/nvidia-fs/modules lists %s)'
+                       % (', '.join(modules) or 'nothing'))
     if _prop(effective, 'properties.force_compat_mode'):
         reasons.append('properties.force_compat_mode is true in %s' % source)
     gdscheck = facts.get('gdscheck')
@@ -186,18 +210,178 @@ def derive_path(facts, effective, source):
                 '; '.join(reasons))
         return 'unavailable', '%s; allow_compat_mode is false in %s, so cuFile I/O fails' % (
             '; '.join(reasons), source)
-    detail = 'nvidia_fs %s loaded, libcufile %s' % (facts['nvidia_fs_version'] or '(version unknown)',
-                                                    facts['libcufile_version'] or '(version unknown)')
+    if p2pdma and not facts['nvidia_fs_loaded']:
+        detail = 'PCI P2PDMA (use_pci_p2pdma in %s; kernel, CUDA and open driver support it), libcufile %s' % (
+            source, facts['libcufile_version'] or '(version unknown)')
+    else:
+        detail = 'nvidia_fs %s loaded, libcufile %s' % (facts['nvidia_fs_version'] or '(version unknown)',
+                                                        facts['libcufile_version'] or '(version unknown)')
     if gdscheck and gdscheck.get('nvme_supported'):
         return 'dma', detail + ', gdscheck -p reports NVMe supported'
     return 'dma', detail + ' (gdscheck -p not run: NVMe support not verified by NVIDIA\'s tool)'
 
 
-def collect(ctx, job_dirs=None):
+def _read_nofollow(path, limit=MAX_ENV_FILE):
+    """A file's text read without following a symlink at its name (a user's home), None when not readable."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, limit).decode('utf-8', 'replace')
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _home(user):
+    try:
+        return pwd.getpwnam(user).pw_dir if user else None
+    except KeyError:
+        return None
+
+
+def env_sources(ctx, training_user=None):
+    """Where CUFILE_ENV_PATH_JSON is set for the training user's processes: /etc/environment, profile scripts,
+    systemd service units, the user's shell start-up files, and live processes' environments."""
+    paths = [ctx.etc(name) for name in ENV_FILES]
+    for pattern in ENV_GLOBS:
+        paths.extend(sorted(glob.glob(ctx.etc(pattern))))
+    home = _home(training_user)
+    if home:
+        paths.extend(os.path.join(home, name) for name in HOME_FILES)
+    found = []
+    for path in paths:
+        for line in (_read_nofollow(path) or '').splitlines():
+            if not line.strip().startswith(COMMENT_PREFIXES):
+                found.extend({'source': 'file', 'path': path, 'value': value} for value in ENV_RE.findall(line))
+    for pid in sorted((p for p in listdir(ctx.proc()) if p.isdigit()), key=int)[:MAX_PROCS]:
+        text = _read_nofollow(ctx.proc(pid, 'environ'))
+        for item in (text or '').split('\0'):
+            if item.startswith(ENV_OVERRIDE + '='):
+                found.append({'source': 'process', 'path': ctx.proc(pid, 'environ'), 'value': item.split('=', 1)[1],
+                              'comm': read_str(ctx.proc(pid, 'comm'))})
+    return found
+
+
+def kernel_facts(ctx):
+    """{release, p2pdma}: CONFIG_PCI_P2PDMA from /boot/config-<release> or /proc/config.gz (None: not found)."""
+    release = read_str(ctx.proc('sys', 'kernel', 'osrelease'))
+    text = read_text(os.path.join(ctx.boot_root, 'config-%s' % release)) if release else None
+    if text is None:
+        try:
+            with gzip.open(ctx.proc('config.gz'), 'rt') as handle:
+                text = handle.read()
+        except (OSError, EOFError):
+            text = None
+    p2pdma = None
+    if text is not None:
+        p2pdma = bool(re.search(r'^CONFIG_PCI_P2PDMA=y', text, re.M))
+    return {'release': release, 'p2pdma': p2pdma}
+
+
+def _cuda_order(directory):
+    """/usr/local/cuda (the toolkit in use) first, then the newest version (cuda-12.8 before cuda-9.2)."""
+    return (os.path.basename(directory) != 'cuda', [-n for n in (version_tuple(os.path.basename(directory)) or ())])
+
+
+def cuda_version(ctx):
+    """The CUDA toolkit's version from version.json (CUDA 11.1+) or version.txt under the CUDA directories."""
+    found = set()
+    for pattern in ctx.cuda_globs:
+        found.update(glob.glob(pattern))
+    for directory in sorted(found, key=_cuda_order):
+        text = read_text(os.path.join(directory, 'version.json'))
+        try:
+            return json.loads(text)['cuda']['version']
+        except (TypeError, ValueError, KeyError):
+            pass
+        match = re.search(r'CUDA Version\s+(\S+)', read_text(os.path.join(directory, 'version.txt')) or '')
+        if match:
+            return match.group(1)
+    return None
+
+
+def iommu_facts(ctx):
+    """{mode: off | passthrough | translated | None, evidence}: the IOMMU's default domain types in sysfs, else
+    the kernel command line."""
+    units = listdir(ctx.sys('class', 'iommu'))
+    types = set(read_str(ctx.sys('kernel', 'iommu_groups', g, 'type')) for g in listdir(ctx.sys('kernel', 'iommu_groups')))
+    types.discard(None)
+    cmdline = (read_str(ctx.proc('cmdline')) or '').split()
+    words = [w for w in cmdline if w.split('=')[0] in ('iommu', 'intel_iommu', 'amd_iommu')]
+    evidence = 'iommu units: %s; group types: %s; cmdline: %s' % (
+        ', '.join(units) or 'none', ', '.join(sorted(types)) or 'none', ' '.join(words) or 'no iommu option')
+    if types and types <= set(['identity']):
+        mode = 'passthrough'
+    elif types & set(['DMA', 'DMA-FQ']):
+        mode = 'translated'
+    elif not units and not types:
+        mode = 'off'
+    elif 'iommu=pt' in words:
+        mode = 'passthrough'
+    else:
+        mode = None
+    return {'mode': mode, 'evidence': evidence}
+
+
+def _pci_device(ctx, bdf):
+    return chain(realpath(ctx.sys('bus', 'pci', 'devices', bdf)))
+
+
+def _acs(ctx, bdf):
+    try:
+        with open(ctx.sys('bus', 'pci', 'devices', bdf, 'config'), 'rb') as handle:
+            data = handle.read(CONFIG_SPACE)
+    except (IOError, OSError):
+        data = b''
+    decoded = acs_control(data)
+    return {'pci': bdf, 'acs': decoded.get('present'),
+            'acs_p2p_redirect': bool(decoded.get('p2p_request_redirect') or decoded.get('p2p_completion_redirect'))}
+
+
+def topology_facts(ctx, gpus):
+    """GPU and NVMe controller pairs on PCI: where they meet, and the ACS state of the bridges between them."""
+    nvme = {}
+    for ctrl in listdir(ctx.sys('class', 'nvme')):
+        root, path = chain(realpath(ctx.sys('class', 'nvme', ctrl, 'device')))
+        if path:
+            nvme[ctrl] = (root, path)
+    pairs, bridges = [], {}
+    for gpu in gpus:
+        located = _pci_device(ctx, gpu)
+        for ctrl in sorted(nvme):
+            met = relation(located, nvme[ctrl])
+            pairs.append({'gpu': gpu, 'nvme': ctrl, 'relation': met['relation'], 'bridges': met['bridges']})
+            for bdf in met['bridges']:
+                if bdf not in bridges:
+                    bridges[bdf] = _acs(ctx, bdf)
+    return {'pairs': pairs, 'bridges': [bridges[b] for b in sorted(bridges)]}
+
+
+def platform_facts(ctx):
+    """The driver, kernel, CUDA, the drivers registered with nvidia-fs, the IOMMU and the PCIe topology."""
+    gpus = sorted(listdir(ctx.proc('driver', 'nvidia', 'gpus')))
+    modules = read_text(ctx.proc('driver', 'nvidia-fs', 'modules'))
+    return {
+        'gpu_pci': gpus,
+        'driver': parse_driver_version(read_text(ctx.proc('driver', 'nvidia', 'version'))),
+        'kernel': kernel_facts(ctx),
+        'cuda_version': cuda_version(ctx),
+        'nvidia_fs_modules': None if modules is None else [line.split()[0].rstrip(':').lower()
+                                                           for line in modules.splitlines() if line.split()],
+        'iommu': iommu_facts(ctx),
+        'topology': topology_facts(ctx, gpus) if gpus else {'pairs': [], 'bridges': []},
+    }
+
+
+def collect(ctx, job_dirs=None, training_user=None):
     """The ``gds`` section."""
     errors = []
     facts = {'gpus': len(listdir(ctx.proc('driver', 'nvidia', 'gpus')))}
     facts.update(nvidia_fs(ctx))
+    facts.update(platform_facts(ctx))
     path, version = libcufile(ctx)
     facts['libcufile'] = bool(path)
     facts['libcufile_path'] = path
@@ -221,8 +405,14 @@ def collect(ctx, job_dirs=None):
     for item in locals_:
         notes.append('%s: DeepSpeed\'s GDS handle points %s at this file, so /etc/cufile.json is bypassed '
                      'for that job' % (item['path'], ENV_OVERRIDE))
+    sources = env_sources(ctx, training_user)
+    for item in sources:
+        who = ('a running process (%s) reads' % item.get('comm') if item['source'] == 'process'
+               else 'processes started with this environment read')
+        notes.append('%s=%s in %s: %s that file instead of /etc/cufile.json'
+                     % (ENV_OVERRIDE, item['value'], item['path'], who))
     facts['overrides'] = {'env_path_json': env_path, 'env_file': env_file, 'local_cufile_json': locals_,
-                          'notes': notes}
+                          'env_sources': sources, 'notes': notes}
 
     if env_file and env_file['properties'] is not None:
         effective, source = env_file['properties'], env_path
