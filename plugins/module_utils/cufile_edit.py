@@ -120,7 +120,11 @@ def restore_text(entry, text):
     before = present_values(original) if original else {}
     keys = [key for key in ours if not _equal(ours[key], before.get(key))]
     back = dict((key, before[key] if key in before else CUFILE_DEFAULTS.get(key)) for key in keys)
+    stays = sorted(key for key, value in back.items() if value is None)
     back = dict((key, value) for key, value in back.items() if value is not None)
     new_text, _changed = set_keys(text, back)
-    return new_text, ('changed since the collection wrote it: only the keys it set (%s) were put back to their '
-                      'values found (NVIDIA\'s default where the file had none)' % (', '.join(sorted(back)) or 'none'))
+    warning = ('changed since the collection wrote it: only the keys it set (%s) were put back to their values found '
+               '(NVIDIA\'s default where the file had none)' % (', '.join(sorted(back)) or 'none'))
+    if stays:
+        warning += '; %s had no value before and has no documented default: left as is' % ', '.join(stays)
+    return new_text, warning

@@ -11,8 +11,8 @@ print ACS control as text meant for people; the kernel's sysfs gives the device 
 * :func:`acs_control` - the ACS Control register decoded from a function's config space (extended capability
   0x000D): P2P Request Redirect and P2P Completion Redirect send peer-to-peer traffic up to the root complex,
   which GPUDirect Storage needs off on the switch ports between a GPU and its drives.
-* :func:`relation` - where two devices meet: ``same switch``, ``same root port``, ``same root complex`` or
-  ``different root complexes``, and the bridges on the path between them.
+* :func:`relation` - where two devices meet: ``same switch``, ``same root port``, ``same root complex``,
+  ``different root complexes`` (or ``unknown`` for a device not found on PCI), and the bridges between them.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -70,7 +70,9 @@ def relation(first, second):
     last shared function and every function below it but the two devices)."""
     root_a, chain_a = first
     root_b, chain_b = second
-    if root_a is None or root_b is None or root_a != root_b:
+    if root_a is None or root_b is None:
+        return {'relation': 'unknown', 'bridges': []}
+    if root_a != root_b:
         return {'relation': 'different root complexes', 'bridges': []}
     shared = 0
     for left, right in zip(chain_a[:-1], chain_b[:-1]):

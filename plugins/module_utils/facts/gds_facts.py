@@ -50,7 +50,8 @@ GDSCHECK_TIMEOUT_S = 120
 ENV_FILES = ('environment', 'profile', 'bash.bashrc')
 ENV_GLOBS = ('profile.d/*.sh', 'systemd/system/*.service', 'systemd/system/*.service.d/*.conf')
 HOME_FILES = ('.bashrc', '.profile', '.bash_profile', '.zshrc', '.zprofile', '.pam_environment')
-ENV_RE = re.compile(r'(?<![A-Za-z0-9_])CUFILE_ENV_PATH_JSON\s*=\s*["\']?([^"\'\s;]+)')
+# VAR=value (shell, /etc/environment, systemd Environment=) and VAR DEFAULT=value (pam_env's .pam_environment)
+ENV_RE = re.compile(r'(?<![A-Za-z0-9_])CUFILE_ENV_PATH_JSON(?:\s*=|\s+(?:DEFAULT|OVERRIDE)=)\s*["\']?([^"\'\s;]+)')
 COMMENT_PREFIXES = ('#', ';', '//')
 MAX_ENV_FILE = 1 << 20
 MAX_PROCS = 4096
@@ -242,6 +243,15 @@ def _home(user):
         return None
 
 
+def _expand_home(value, home):
+    """$HOME, ${HOME} and a leading ~/ as the training user's shell would expand them (nothing else is)."""
+    if not home:
+        return value
+    if value.startswith('~/'):
+        value = home + value[1:]
+    return value.replace('${HOME}', home).replace('$HOME', home)
+
+
 def env_sources(ctx, training_user=None):
     """Where CUFILE_ENV_PATH_JSON is set for the training user's processes: /etc/environment, profile scripts,
     systemd service units, the user's shell start-up files, and live processes' environments."""
@@ -255,7 +265,8 @@ def env_sources(ctx, training_user=None):
     for path in paths:
         for line in (_read_nofollow(path) or '').splitlines():
             if not line.strip().startswith(COMMENT_PREFIXES):
-                found.extend({'source': 'file', 'path': path, 'value': value} for value in ENV_RE.findall(line))
+                found.extend({'source': 'file', 'path': path, 'value': _expand_home(value, home)}
+                             for value in ENV_RE.findall(line))
     for pid in sorted((p for p in listdir(ctx.proc()) if p.isdigit()), key=int)[:MAX_PROCS]:
         text = _read_nofollow(ctx.proc(pid, 'environ'))
         for item in (text or '').split('\0'):

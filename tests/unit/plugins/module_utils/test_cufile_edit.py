@@ -147,3 +147,4 @@ def test_restore_changed_file_names_none_when_no_key_can_be_put_back():
     restored, warning = restore_text({'existed': True, 'original': ORIGINAL, 'written': written}, edited)
     assert jsonc.get(restored, POLL) is True  # the user's change stays
     assert '(none)' in warning, warning
+    assert 'properties.gds_rdma_write_support had no value before and has no documented default: left as is' in warning

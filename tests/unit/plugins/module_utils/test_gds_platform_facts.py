@@ -263,3 +263,12 @@ def test_pairs_across_root_ports_and_root_complexes(tmp_path):
 @pytest.mark.parametrize('nvme, status', [(('far',), 'warn'), (('switch', 'far'), 'ok')])
 def test_peer_affinity(tmp_path, nvme, status):
     assert _check(plan(collect(gpu_node(tmp_path, nvme=nvme))), 'peer_affinity')['status'] == status
+
+
+def test_env_sources_pam_environment_form_and_home_expansion(node, monkeypatch):
+    """pam_env's `VAR DEFAULT=value` counts, $HOME / ~ are the user's home, a longer name is not the variable."""
+    home = trainer_home(node, monkeypatch)
+    write(os.path.join(home, '.pam_environment'), 'CUFILE_ENV_PATH_JSON DEFAULT=${HOME}/a.json\n')
+    write(os.path.join(home, '.profile'), 'export CUFILE_ENV_PATH_JSON=~/b.json\nexport OLD_CUFILE_ENV_PATH_JSON=/c\n')
+    values = [item['value'] for item in gds_facts.env_sources(context(node), 'trainer')]
+    assert values == [home + '/b.json', home + '/a.json']

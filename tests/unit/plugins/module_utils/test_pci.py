@@ -90,10 +90,12 @@ def test_same_root_complex():
         '0000:00:01.0', '0000:01:00.0', '0000:02:00.0', '0000:00:03.0']}
 
 
-@pytest.mark.parametrize('other', [
-    chain('/sys/devices/pci0000:80/0000:80:01.0/0000:81:00.0'),
-    (None, []),
-])
-def test_different_root_complexes(other):
+def test_different_root_complexes():
+    other = chain('/sys/devices/pci0000:80/0000:80:01.0/0000:81:00.0')
     assert relation(GPU, other) == {'relation': 'different root complexes', 'bridges': []}
     assert relation(other, GPU)['relation'] == 'different root complexes'
+
+
+def test_a_device_not_found_on_pci_is_unknown():
+    assert relation(GPU, (None, [])) == {'relation': 'unknown', 'bridges': []}
+    assert relation((None, []), GPU)['relation'] == 'unknown'
