@@ -18,6 +18,8 @@ import re
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import jsonc
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import CUFILE_DEFAULTS, parse_cufile_json
 
+# The largest value of a documented integer key: a 32-bit signed int (no cufile.json size in KiB or count needs more).
+MAX_VALUE = 2 ** 31 - 1
 KEY_RE = re.compile(r'^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)+$')
 HEADER = ('// cuFile configuration made by ai_storage.checkpoint_io (role gds): NVIDIA\'s documented defaults\n'
           '// (GPUDirect Storage Configuration Guide) with the keys the role manages for checkpoint writes.\n'
@@ -40,8 +42,8 @@ def check_settings(settings):
         elif key in CUFILE_DEFAULTS and isinstance(CUFILE_DEFAULTS[key], bool) and not isinstance(value, bool):
             problems.append('%s: %r must be true or false' % (key, value))
         elif key in CUFILE_DEFAULTS and not isinstance(CUFILE_DEFAULTS[key], bool) and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            problems.append('%s: %r must be a whole number >= 0' % (key, value))
+                isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_VALUE):
+            problems.append('%s: %r must be a whole number from 0 to %d' % (key, value, MAX_VALUE))
     return problems
 
 

@@ -16,7 +16,7 @@ description:
     cuFile configuration file (C(/etc/cufile.json), or a file C(CUFILE_ENV_PATH_JSON) names). NVIDIA's stock file
     is JSON with C(//) and C(/* */) comments; only the characters of the values that change are replaced, a
     missing key is added to its object, and every other key, every comment and the layout stay as they were.
-  - A missing file is created (O(create)) from NVIDIA's documented defaults (the Configuration Guide's
+  - A missing file is created (O(create)), never its directory, from NVIDIA's documented defaults (the Configuration Guide's
     C(cufile.json) table, C(module_utils/gds.py) C(CUFILE_DEFAULTS)) with the given keys, under a comment that
     says who made it.
   - Refused before anything is written, naming the path. A file that is not JSON even with its comments removed,
@@ -169,6 +169,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.cufile_ed
     set_keys,
 )
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.jsonc import JsoncError
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import check_path_limits
 
 RECORD = 'cufile_config'
 
@@ -255,6 +256,14 @@ def main():
     restoring = params['state'] == 'restored'
     if restoring and params['settings']:
         module.fail_json(msg='state=restored takes no settings (the record is used); remove settings', **result)
+    try:
+        check_path_limits(path, 'path')
+    except ValueError as exc:
+        module.fail_json(msg='%s; nothing was written' % exc, **result)
+    parent = os.path.dirname(os.path.normpath(path))
+    if path.startswith('/') and not restoring and not os.path.lexists(path) and not os.path.isdir(parent):
+        module.fail_json(msg='path: %r does not exist and neither does its directory %r: check the path (the module '
+                         'creates the file, never its directories); nothing was written' % (path, parent), **result)
     if not restoring:
         problems = check_settings(params['settings'])
         if problems:

@@ -49,23 +49,24 @@ options:
     required: true
   size:
     description:
-      - Bytes written (a checkpoint shard's size), 1 MiB .. 64 GiB.
-    type: int
+      - Bytes written (a checkpoint shard's size), a whole number from 1 MiB to 64 GiB.
+    type: raw
     default: 1073741824
   block_size:
     description:
-      - Bytes per cuFile request (the checkpoint block size), 4 KiB .. 64 MiB, a multiple of 4096.
-    type: int
+      - Bytes per cuFile request (the checkpoint block size), a whole number from 4 KiB to 64 MiB, a multiple of
+        4096.
+    type: raw
     default: 1048576
   gpu:
     description:
-      - The GPU index to write from.
-    type: int
+      - The GPU index to write from, 0 to 1023.
+    type: raw
     default: 0
   timeout:
     description:
-      - Seconds before C(gdsio) is ended.
-    type: int
+      - Seconds before C(gdsio) is ended, 1 to 86400.
+    type: raw
     default: 300
 '''
 
@@ -123,6 +124,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds impor
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds_plan import proof_verdict
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import listdir, read_text
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import check_path_limits
 
 STATS = '/proc/driver/nvidia-fs/stats'
 MIB = 2 ** 20
@@ -134,11 +136,34 @@ def read_stats():
     return None if text is None else parse_nvidia_fs_stats(text)
 
 
+def _whole(value):
+    """An int from an int or a string of digits; None for anything else (true/false are not numbers here)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return None
+
+
 def input_errors(params):
-    errors = ['%s: %d must be from %d to %d' % (name, params[name], low, high)
-              for name, (low, high) in sorted(LIMITS.items()) if not low <= params[name] <= high]
-    if params['block_size'] % 4096:
+    """Messages naming each bad number and its limit; the numbers are made ints in ``params``."""
+    errors = []
+    for name, (low, high) in sorted(LIMITS.items()):
+        value = _whole(params[name])
+        if value is None or not low <= value <= high:
+            errors.append('%s: %r must be a whole number from %d to %d' % (name, params[name], low, high))
+        params[name] = value
+    if not errors and params['block_size'] % 4096:
         errors.append('block_size: %d is not a multiple of 4096' % params['block_size'])
+    if not isinstance(params['directory'], str) or not params['directory'].startswith('/'):
+        errors.append('directory: %r is not an absolute path' % (params['directory'],))
+    else:
+        try:
+            check_path_limits(params['directory'], 'directory')
+        except ValueError as exc:
+            errors.append(str(exc))
     return errors
 
 
@@ -174,10 +199,10 @@ def main():
     module = AnsibleModule(argument_spec=dict(
         directory=dict(type='path', required=True),
         mode=dict(type='str', required=True, choices=['nvidia-fs', 'p2pdma', 'unavailable']),
-        size=dict(type='int', default=1024 * MIB),
-        block_size=dict(type='int', default=MIB),
-        gpu=dict(type='int', default=0),
-        timeout=dict(type='int', default=300),
+        size=dict(type='raw', default=1024 * MIB),
+        block_size=dict(type='raw', default=MIB),
+        gpu=dict(type='raw', default=0),
+        timeout=dict(type='raw', default=300),
         state_dir=dict(type='path', default=STATE_DIR),
     ), supports_check_mode=True)
     params = module.params
@@ -189,6 +214,10 @@ def main():
         errors.append(str(exc))
     if errors:
         module.fail_json(msg='gds_path_proof: %s; nothing was written' % '; '.join(errors), **result)
+    try:  # the directory before anything else: a wrong one is refused on a node without a GPU too
+        scratch.open_dir(params['directory'], 'directory').close()
+    except scratch.ScratchError as exc:
+        module.fail_json(msg='%s; nothing was written' % exc, **result)
     if not listdir('/proc/driver/nvidia/gpus'):
         result['detail'] = 'no NVIDIA GPU (/proc/driver/nvidia/gpus is empty or missing): no cuFile write possible'
         module.exit_json(**result)
@@ -199,10 +228,6 @@ def main():
     if not gdsio:
         result['detail'] = 'gdsio not found (gds-tools; PATH and /usr/local/cuda*/gds/tools): path not proven'
         module.exit_json(**result)
-    try:
-        scratch.open_dir(params['directory'], 'directory').close()
-    except scratch.ScratchError as exc:
-        module.fail_json(msg='%s; nothing was written' % exc, **result)
     if module.check_mode:
         result['detail'] = 'check mode: a %d MiB cuFile write with gdsio would prove the path' % (params['size'] // MIB)
         module.exit_json(**result)

@@ -22,7 +22,7 @@ import os
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import block_queue
 
-from bad_input_lib import CONTENT_MARKS, KNOWN, OMIT
+from bad_input_lib import CONTENT_MARKS, KNOWN, LONG_PATH, OMIT
 
 ROLE_OK = 'a legitimate value'
 
@@ -271,6 +271,90 @@ MODULES = {
             'state': {},
             'state_dir': state_dir_opt('deepspeed_aio', null='refuse'),
             'follow_symlinks': {},
+        },
+    },
+    'cufile_config': {
+        # a new cufile.json in the scratch directory: created from NVIDIA's documented defaults with the keys
+        'base': {'path': '{tmp}/cufile.json', 'settings': {'properties.max_direct_io_size_kb': 16384,
+                                                          'properties.allow_compat_mode': False},
+                 'state_dir': '{tmp}/state'},
+        'control': 'accept',
+        'options': {
+            'path': {
+                'path': 'file', 'names': ['path', 'cuFile config', 'cufile', '.json'],
+                'accept': {'missing': 'create (default true) makes the file (its directory must exist)'},
+                # the generic long path is under / : with create (default true) the module makes its 21 directories
+                # there, on the machine that runs the sweep; the same path under the scratch directory instead
+                'skip': {'long_path': 'long_path_tmp: the same length under the scratch directory'},
+                'extra': [{'kind': 'content_' + kind, 'value': '{file:%s}' % kind}
+                          for kind in ('not_utf8', 'not_json', 'nan', 'infinity', 'huge_int', 'top_list', 'empty')]
+                + [{'kind': 'content_dup_keys', 'value': '{file:dup_keys}', 'expect': 'accept',
+                    'reason': 'documented (jsonc): the last of duplicate keys wins, as with json.loads'},
+                   {'kind': 'symlink_followed', 'value': '{tmp}/flink', 'with': {'follow_symlinks': True},
+                    'expect': 'accept', 'reason': 'documented: follow_symlinks changes the target, keeps the link'},
+                   {'kind': 'long_path_tmp', 'value': '{tmp}/' + LONG_PATH, 'expect_in': 'PATH_MAX'},
+                   {'kind': 'missing_no_create', 'value': '{tmp}/new.json', 'with': {'create': False},
+                    'expect_in': 'new.json'},
+                   {'kind': 'restored_missing', 'value': '{tmp}/new.json',
+                    'with': {'state': 'restored', 'settings': OMIT}, 'expect': 'accept',
+                    'reason': 'nothing recorded for it: nothing to restore'}],
+            },
+            'settings': {
+                'null': 'refuse',
+                'accept': {'empty': 'no key to set: a missing file is created from NVIDIA\'s defaults, an existing '
+                                    'one is left as it is'},
+                'extra': [{'kind': 'not_dotted', 'value': {'max_direct_io_size_kb': 16384}},
+                          {'kind': 'empty_part', 'value': {'properties..max_direct_io_size_kb': 16384}},
+                          {'kind': 'space_in_key', 'value': {'properties.max direct': 1}},
+                          {'kind': 'negative', 'value': {'properties.max_direct_io_size_kb': -1}, 'limit': '0'},
+                          {'kind': 'float_for_int', 'value': {'properties.max_direct_io_size_kb': 1.5}},
+                          {'kind': 'str_for_int', 'value': {'properties.max_direct_io_size_kb': '16384'}},
+                          {'kind': 'bool_for_int', 'value': {'properties.max_direct_io_size_kb': True}},
+                          {'kind': 'int_for_bool', 'value': {'properties.allow_compat_mode': 1}},
+                          {'kind': 'str_for_bool', 'value': {'properties.allow_compat_mode': 'false'}},
+                          {'kind': 'nan', 'value': {'properties.x_ratio': float('nan')}},
+                          {'kind': 'infinity', 'value': {'properties.x_ratio': float('inf')}},
+                          {'kind': 'null_value', 'value': {'properties.use_poll_mode': None}},
+                          {'kind': 'list_value', 'value': {'properties.use_poll_mode': [True]}},
+                          {'kind': 'dict_value', 'value': {'properties.use_poll_mode': {'a': 1}}},
+                          {'kind': 'huge_int', 'value': {'properties.max_direct_io_size_kb': 2 ** 64}},
+                          {'kind': 'parent_not_object', 'value': {'properties.max_direct_io_size_kb.x': 1},
+                           'expect_in': 'properties.max_direct_io_size_kb'},
+                          {'kind': 'unknown_key', 'value': {'properties.some_new_key': 4}, 'expect': 'accept',
+                           'reason': 'documented: any dotted key is set (NVIDIA adds keys in new releases)'},
+                          {'kind': 'with_restored', 'value': {'properties.use_poll_mode': True},
+                           'with': {'state': 'restored'}, 'expect_in': 'restored'}],
+            },
+            'create': {}, 'follow_symlinks': {}, 'backup': {},
+            'state': {},
+            'state_dir': state_dir_opt('cufile_config', null='refuse'),
+        },
+    },
+    'gds_path_proof': {
+        # no NVIDIA GPU on the machine the sweep runs on: past the checks of the values it exits with proven null
+        'base': {'directory': '{tmp}/ckpt', 'mode': 'nvidia-fs', 'size': 1048576, 'block_size': 1048576, 'gpu': 0,
+                 'timeout': 60, 'state_dir': '{tmp}/state'},
+        'control': 'accept',
+        'options': {
+            'directory': {'path': 'dir', 'null': 'refuse', 'names': ['directory'],
+                          'accept': {'other_writable': 'the file goes in a root-only run directory made inside it',
+                                     'symlink': 'a symlink in a directory only root can write is followed '
+                                                '(scratch.open_dir)'},
+                          },
+            'mode': {},
+            'size': {'range': (1048576, 68719476736), 'null': 'refuse',
+                     'extra': [{'kind': 'below_min', 'value': 1048575, 'limit': '1048576'},
+                               {'kind': 'at_max', 'value': 68719476736, 'expect': 'accept', 'reason': '64 GiB'},
+                               {'kind': 'above_max', 'value': 68719476737, 'limit': '68719476736'}]},
+            'block_size': {'range': (4096, 67108864), 'null': 'refuse',
+                           'extra': [{'kind': 'not_4k', 'value': 5000, 'limit': '4096'},
+                                     {'kind': 'below_min', 'value': 2048, 'limit': '4096'},
+                                     {'kind': 'above_max', 'value': 67108864 + 4096, 'limit': '67108864'}]},
+            'gpu': {'range': (0, 1023), 'null': 'refuse',
+                    'extra': [{'kind': 'above_max', 'value': 1024, 'limit': '1023'}]},
+            'timeout': {'range': (1, 86400), 'null': 'refuse',
+                        'extra': [{'kind': 'above_max', 'value': 86401, 'limit': '86400'}]},
+            'state_dir': state_dir_opt('scratch', null='refuse'),
         },
     },
     'md_array': {
@@ -702,6 +786,86 @@ ROLES = {
             'thermal_validate_poll': {'range': (1, 600), 'null': 'refuse'},
             'thermal_validate_report_dir': {'null': 'refuse', 'accept': {'nonascii': 'a legitimate name'}},
         }}},
+    },
+    'gds': {
+        'base': {'checkpoint_io_state_dir': '{tmp}/state', 'gds_checkpoint_dir': '{tmp}/ckpt',
+                 'gds_cufile_path': '{tmp}/cufile.json', 'gds_modprobe_file': '{tmp}/modprobe/nvidia-fs.conf',
+                 'gds_modules_load_file': '{tmp}/modules-load/nvidia-fs.conf'},
+        'validate_tags': ['gds_validate'], 'cap': CAP,
+        'entries': {'main': {'options': dict(shared(
+            ['checkpoint_io_state_dir'], checkpoint_io_state_dir=dict(
+                inputs_spec('checkpoint_io_state_dir'), wiring=WIRING_KINDS, wiring_count=1,
+                )), **{
+            'gds_state': STATE_NULL,
+            'gds_policy': STATE_NULL,
+            'gds_mode': STATE_NULL,
+            'gds_block_size': {'type': 'size', 'null': 'refuse',
+                               'extra': [{'kind': 'not_4k', 'value': '1000', 'limit': '4096'},
+                                         {'kind': 'above_max', 'value': '3G', 'limit': '2147483648'},
+                                         {'kind': 'at_max', 'value': '2G', 'expect': 'accept', 'reason': '2 GiB'}]},
+            'gds_ranks': {'range': (1, 1024), 'null': 'refuse'},
+            'gds_queue_depth': {'range': (1, 65535), 'null': 'refuse'},
+            'gds_checkpoint_dir': {'type': 'path', 'path': 'dir',
+                                   'accept': {'null': 'documented: neither the filesystem checked nor the path proven',
+                                              'other_writable': 'the proof writes in a root-only run directory '
+                                                                'made inside it',
+                                              'symlink': 'a symlink in a directory only root can write is followed '
+                                                         '(gds_path_proof: scratch.open_dir)',
+                                              'missing': 'documented: on a first run the xfs role makes it later; '
+                                                         'the path is proven on the next run (said in gds_result)',
+                                              'file': 'not a directory: the path is not proven, and gds_result '
+                                                      'says so'}},
+            'gds_manage_cufile': {'null': 'refuse'},
+            'gds_cufile_path': dict(ROLE_PATH_FILE, accept={'missing': 'documented: created from NVIDIA\'s defaults '
+                                                                       '(its directory exists)'}),
+            'gds_poll_mode': {'accept': {'null': 'documented: keeps the file\'s value'}},
+            'gds_allow_compat_mode': {'accept': {'null': 'documented: follows the policy'}},
+            'gds_job_dirs': {'elements': 'path', 'path': 'read', 'null': 'refuse',
+                             'accept': {'empty': 'the default: no job directory searched'}},
+            'gds_training_user': {'accept': {'null': 'the default: no user\'s start-up files searched'},
+                                  'extra': [{'kind': 'no_such_user', 'value': 'no-such-user-bad-input'}]},
+            'gds_align_overrides': {'null': 'refuse'},
+            'gds_install_packages': {'null': 'refuse',
+                                     'extra': [{'kind': 'without_repo', 'value': True,
+                                                'expect_in': 'gds_package_repo'}]},
+            'gds_package_repo': {'accept': {'null': 'the default: no repository (nothing installed)'},
+                                 'extra': [{'kind': 'no_url', 'value': {'name': 'cuda'}},
+                                           {'kind': 'ftp_url', 'value': {'name': 'cuda', 'url': 'ftp://x/cuda'}},
+                                           {'kind': 'name_space', 'value': {'name': 'cu da', 'url': 'https://x/'}},
+                                           {'kind': 'ok', 'value': {'name': 'cuda', 'url': 'https://x/cuda'},
+                                            'expect': 'accept', 'reason': 'a name and an https url'}]},
+            'gds_cuda_package_version': {'null': 'refuse',
+                                         'with': {'gds_install_packages': True,
+                                                  'gds_package_repo': {'name': 'cuda', 'url': 'https://x/cuda'}},
+                                         'extra': [{'kind': 'dotted', 'value': '12.8'},
+                                                   {'kind': 'space', 'value': '12-8 evil'}]},
+            'gds_packages': {'null': 'refuse',
+                             'with': {'gds_install_packages': True,
+                                      'gds_package_repo': {'name': 'cuda', 'url': 'https://x/cuda'}},
+                             'extra': [{'kind': 'no_mode', 'value': {'nvidia-fs': ['nvidia-gds-12-8']}},
+                                       {'kind': 'not_list', 'value': {'nvidia-fs': 5, 'p2pdma': 5}}]},
+            'gds_nvidia_fs_options': {'null': 'refuse', 'accept': {'empty': 'the default: no option'},
+                                      'extra': [{'kind': 'bad_name', 'value': {'Rw-Stats': 1}},
+                                                {'kind': 'value_newline',  # a second modprobe.d directive
+                                                 'value': {'rw_stats_enabled': '1\ninstall nvidia_fs /bin/true'}},
+                                                {'kind': 'value_space', 'value': {'rw_stats_enabled': '1 x=2'}},
+                                                {'kind': 'ok', 'value': {'rw_stats_enabled': 1}, 'expect': 'accept',
+                                                 'reason': 'a module parameter'}]},
+            'gds_modprobe_file': dict(
+                ROLE_PATH_FILE,
+                extra=[{'kind': 'not_conf', 'value': '{tmp}/modprobe/x.rules', 'limit': '.conf'}]),
+            'gds_modules_load_file': dict(
+                ROLE_PATH_FILE,
+                extra=[{'kind': 'not_conf', 'value': '{tmp}/modules-load/x.rules', 'limit': '.conf'}]),
+            'gds_verify': {'null': 'refuse'},
+            'gds_verify_size': {'type': 'size', 'null': 'refuse',
+                                'extra': [{'kind': 'below_min', 'value': '512K', 'limit': '1M'},
+                                          {'kind': 'above_max', 'value': '65G', 'limit': '64G'},
+                                          {'kind': 'at_max', 'value': '64G', 'expect': 'accept',
+                                           'reason': '64 GiB'}]},
+            'gds_verify_gpu': {'range': (0, 1023), 'null': 'refuse',
+                               'extra': [{'kind': 'above_max', 'value': 1024, 'limit': '1023'}]},
+        })}},
     },
     'xfs': {
         'base': {'checkpoint_io_data_drives': {'devices': ['/dev/nvme1n1', '/dev/nvme2n1']},
