@@ -275,9 +275,8 @@ MODULES = {
     },
     'cufile_config': {
         # a new cufile.json in the scratch directory: created from NVIDIA's documented defaults with the keys
-        'base': {'path': '{tmp}/cufile.json', 'settings': {'properties.max_direct_io_size_kb': 16384,
-                                                          'properties.allow_compat_mode': False},
-                 'state_dir': '{tmp}/state'},
+        'base': {'path': '{tmp}/cufile.json', 'state_dir': '{tmp}/state',
+                 'settings': {'properties.max_direct_io_size_kb': 16384, 'properties.allow_compat_mode': False}},
         'control': 'accept',
         'options': {
             'path': {
@@ -794,8 +793,7 @@ ROLES = {
         'validate_tags': ['gds_validate'], 'cap': CAP,
         'entries': {'main': {'options': dict(shared(
             ['checkpoint_io_state_dir'], checkpoint_io_state_dir=dict(
-                inputs_spec('checkpoint_io_state_dir'), wiring=WIRING_KINDS, wiring_count=1,
-                )), **{
+                inputs_spec('checkpoint_io_state_dir'), wiring=WIRING_KINDS, wiring_count=1)), **{
             'gds_state': STATE_NULL,
             'gds_policy': STATE_NULL,
             'gds_mode': STATE_NULL,

@@ -22,7 +22,7 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLAYBOOK = os.path.join(ROOT, 'playbooks', 'tune_checkpoint_nodes.yml')
-CHANGING_ROLES = ('io_uring_engine', 'block_layer', 'xfs', 'deepspeed_config')
+CHANGING_ROLES = ('gds', 'io_uring_engine', 'block_layer', 'xfs', 'deepspeed_config')
 HOSTS = ['n1', 'n2', 'n3', 'n4', 'n5', 'n6']
 
 
@@ -212,8 +212,9 @@ def test_a_bad_value_falls_back_to_the_default_in_the_play_keywords(synthetic):
 
 
 def test_the_real_playbook_stops_after_its_failed_canary(tmp_path):
-    """playbooks/tune_checkpoint_nodes.yml in check mode on three aliases of this machine: the canary n1 fails the
-    io_uring_engine play (a bad role variable), n2 and n3 never enter it and no later play starts."""
+    """playbooks/tune_checkpoint_nodes.yml in check mode on three aliases of this machine: the gds play runs in its
+    three batches (n1, then n2, then n3: no GPU here, it passes), the canary n1 fails the io_uring_engine play (a bad
+    role variable), n2 and n3 never enter it and no later play starts."""
     state = tmp_path / 'state'
     state.mkdir(mode=0o700)
     inventory = _inventory(tmp_path, ['n1', 'n2', 'n3'], {'n1': {'io_uring_engine_verify': 'notabool'}})
@@ -221,8 +222,10 @@ def test_the_real_playbook_stops_after_its_failed_canary(tmp_path):
                                                               'checkpoint_io_state_dir': str(state)}, check=True)
     assert rc != 0
     names = [play for play, _ran, _tasks in batches]
-    assert names == ['Checkpoint I/O facts before tuning', 'Async I/O engine (io_uring)'], names
+    gds = 'GPUDirect Storage (gds)'
+    assert names == ['Checkpoint I/O facts before tuning', gds, gds, gds, 'Async I/O engine (io_uring)'], names
     assert batches[0][1] == ['n1', 'n2', 'n3']
-    assert batches[1][1] == ['n1']
+    assert [batch[1] for batch in batches[1:4]] == [['n1'], ['n2'], ['n3']]
+    assert batches[4][1] == ['n1']
     assert stats['n1']['failures'] == 1 and stats['n2']['failures'] == 0 and stats['n3']['failures'] == 0
     assert os.listdir(str(state)) == []

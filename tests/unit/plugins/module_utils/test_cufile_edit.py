@@ -53,10 +53,10 @@ def test_check_settings_accepts_usable_settings():
     ({'properties.x': float('nan')}, 'properties.x: nan is not a JSON number'),
     ({'properties.x': [1]}, 'is not a JSON scalar'),
     ({POLL: 1}, '%s: 1 must be true or false' % POLL),
-    ({DIRECT: True}, '%s: True must be a whole number >= 0' % DIRECT),
-    ({DIRECT: -1}, 'must be a whole number >= 0'),
-    ({DIRECT: '65536'}, 'must be a whole number >= 0'),
-    ({DEPTH: 1.5}, 'must be a whole number >= 0'),
+    ({DIRECT: True}, '%s: True must be a whole number from 0 to 2147483647' % DIRECT),
+    ({DIRECT: -1}, 'must be a whole number from 0 to 2147483647'),
+    ({DIRECT: '65536'}, 'must be a whole number from 0 to 2147483647'),
+    ({DEPTH: 1.5}, 'must be a whole number from 0 to 2147483647'),
 ])
 def test_check_settings_names_each_problem(settings, expected):
     problems = check_settings(settings)
