@@ -155,7 +155,7 @@ def input_errors(params):
         if value is None or not low <= value <= high:
             errors.append('%s: %r must be a whole number from %d to %d' % (name, params[name], low, high))
         params[name] = value
-    if not errors and params['block_size'] % 4096:
+    if params['block_size'] is not None and params['block_size'] % 4096:
         errors.append('block_size: %d is not a multiple of 4096' % params['block_size'])
     if not isinstance(params['directory'], str) or not params['directory'].startswith('/'):
         errors.append('directory: %r is not an absolute path' % (params['directory'],))

@@ -326,13 +326,13 @@ def test_gdsio_past_its_timeout_is_ended(capsys, node):
 
 # --- inputs -------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize('params, fragments', [
-    ({'size': 1000}, ['size: 1000 must be from 1048576 to 68719476736']),
-    ({'size': 64 * 1024 * MIB + 1}, ['size: 68719476737 must be from 1048576 to 68719476736']),
-    ({'block_size': 1024}, ['block_size: 1024 must be from 4096 to 67108864', 'block_size: 1024 is not a multiple']),
-    ({'block_size': 128 * MIB}, ['block_size: 134217728 must be from 4096 to 67108864']),
+    ({'size': 1000}, ['size: 1000 must be a whole number from 1048576 to 68719476736']),
+    ({'size': 64 * 1024 * MIB + 1}, ['size: 68719476737 must be a whole number from 1048576 to 68719476736']),
+    ({'block_size': 1024}, ['block_size: 1024 must be a whole number from 4096 to 67108864', 'block_size: 1024 is not a multiple']),
+    ({'block_size': 128 * MIB}, ['block_size: 134217728 must be a whole number from 4096 to 67108864']),
     ({'block_size': 5000}, ['block_size: 5000 is not a multiple of 4096']),
-    ({'gpu': -1}, ['gpu: -1 must be from 0 to 1023']),
-    ({'timeout': 0}, ['timeout: 0 must be from 1 to 86400']),
+    ({'gpu': -1}, ['gpu: -1 must be a whole number from 0 to 1023']),
+    ({'timeout': 0}, ['timeout: 0 must be a whole number from 1 to 86400']),
     ({'size': 0, 'block_size': 0}, ['size: 0 must be', 'block_size: 0 must be']),
 ])
 def test_bad_inputs_fail_naming_the_value_and_limit(capsys, node, params, fragments):
