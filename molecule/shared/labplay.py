@@ -22,6 +22,25 @@ def record_data(text, name):
     return doc["data"]
 
 
+# The start of a script the scenarios run on a lab node (python3 on stdin, as root) to read it in one round trip:
+# the usual imports and read(path) -> the file's text or None. node_script() adds the body and closes it.
+NODE_PRELUDE = r"""
+python3 - <<'PY'
+import glob, json, os, subprocess
+def read(path):
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except OSError:
+        return None
+"""
+
+
+def node_script(body):
+    """The shell command that runs ``body`` (Python, after NODE_PRELUDE) on a lab node."""
+    return NODE_PRELUDE + body.strip("\n") + "\nPY\n"
+
+
 def ansible_playbook_binary():
     """ansible-playbook of the venv that runs the tests, else the one on PATH."""
     binary = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")

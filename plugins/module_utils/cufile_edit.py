@@ -16,7 +16,11 @@ import math
 import re
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import jsonc
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import CUFILE_DEFAULTS, parse_cufile_json
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import (
+    CUFILE_DEFAULTS,
+    flatten,
+    parse_cufile_json,
+)
 
 # The largest value of a documented integer key: a 32-bit signed int (no cufile.json size in KiB or count needs more).
 MAX_VALUE = 2 ** 31 - 1
@@ -66,26 +70,10 @@ def default_text():
 
 def present_values(text):
     """{dotted key: value} of the leaves the text sets (no defaults)."""
-    out = {}
-
-    def walk(obj, prefix):
-        for key, value in obj.items():
-            if isinstance(value, dict) and value:
-                walk(value, prefix + key + '.')
-            else:
-                out[prefix + key] = value
     doc = jsonc.parse(text)
     if not isinstance(doc, dict):
         raise jsonc.JsoncError('the top level is not a JSON object')
-    walk(doc, '')
-    return out
-
-
-def _equal(left, right):
-    """JSON equality as jsonc sees it: true is not 1, 1 is 1.0."""
-    if isinstance(left, bool) or isinstance(right, bool):
-        return isinstance(left, bool) and isinstance(right, bool) and left == right
-    return left == right
+    return flatten(doc)
 
 
 def set_keys(text, settings):
@@ -97,7 +85,7 @@ def set_keys(text, settings):
             raise jsonc.JsoncError('%s is an object in the file (holding %s): set the keys inside it, not the object'
                                    % (key, ', '.join(inside[:4])))
     changed = dict((key, {'before': found.get(key), 'after': value}) for key, value in settings.items()
-                   if not _equal(found.get(key), value))
+                   if not jsonc.same(found.get(key), value))
     if not changed:
         return text, {}
     return jsonc.set_values(text, dict((key, value['after']) for key, value in changed.items())), changed
@@ -120,7 +108,7 @@ def restore_text(entry, text):
         return original, None
     ours = present_values(written) if written else {}
     before = present_values(original) if original else {}
-    keys = [key for key in ours if not _equal(ours[key], before.get(key))]
+    keys = [key for key in ours if not jsonc.same(ours[key], before.get(key))]
     back = dict((key, before[key] if key in before else CUFILE_DEFAULTS.get(key)) for key in keys)
     stays = sorted(key for key, value in back.items() if value is None)
     back = dict((key, value) for key, value in back.items() if value is not None)

@@ -466,13 +466,17 @@ def _strip_trailing_commas(text):
     return "".join(out)
 
 
-def _flatten(obj, prefix, out):
+def flatten(obj, prefix='', out=None):
+    """{'a': {'b': 1}} -> {'a.b': 1}: every leaf of a JSON object under its dotted path (an empty object is a
+    leaf); returns ``out``."""
+    out = {} if out is None else out
     for key, value in obj.items():
         name = prefix + key
         if isinstance(value, dict) and value:
-            _flatten(value, name + ".", out)
+            flatten(value, name + ".", out)
         else:
             out[name] = value
+    return out
 
 
 def _default_type_check(key, value, errors):
@@ -516,7 +520,7 @@ def parse_cufile_json(text):
         errors["_input"] = "expected a JSON object, got %s" % type(doc).__name__
         return result
     present = {}
-    _flatten(doc, "", present)
+    flatten(doc, "", present)
     effective = dict(CUFILE_DEFAULTS)
     for key, value in present.items():
         effective[key] = _default_type_check(key, value, errors) if key in CUFILE_DEFAULTS else value

@@ -28,7 +28,6 @@ import re
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import CUFILE_DEFAULTS
 
-MODES = ('nvidia-fs', 'p2pdma', 'unavailable')
 WANTED_MODES = ('auto', 'nvidia-fs', 'p2pdma')
 POLICIES = ('required', 'preferred')
 NVFS_OPEN_ONLY_FROM = (2, 17, 5)
@@ -83,6 +82,15 @@ def _driver_blocks(driver, need_open_for):
     return None
 
 
+def nvme_unregistered(gds):
+    """What /proc/driver/nvidia-fs/modules lists ('nothing' when empty) when nvidia_fs is loaded without nvme there
+    (every cuFile call to local NVMe then runs in compatibility mode); None otherwise or when it is not readable."""
+    modules = gds.get('nvidia_fs_modules')
+    if not gds.get('nvidia_fs_loaded') or modules is None or 'nvme' in modules:
+        return None
+    return ', '.join(modules) or 'nothing'
+
+
 def nvidia_fs_blocker(gds):
     """Why the nvidia-fs mode cannot work on this node, or None."""
     driver = gds.get('driver') or {}
@@ -92,13 +100,12 @@ def nvidia_fs_blocker(gds):
         blocked = _driver_blocks(driver, 'nvidia-fs %s and later' % _dotted(NVFS_OPEN_ONLY_FROM))
         if blocked:
             return blocked
-    modules = gds.get('nvidia_fs_modules')
-    if gds.get('nvidia_fs_loaded') and modules is not None and 'nvme' not in modules:
+    unregistered = nvme_unregistered(gds)
+    if unregistered:
         return ('nvidia_fs is loaded but the nvme driver is not registered with it (/proc/driver/nvidia-fs/modules '
                 'lists %s): every cuFile call runs in compatibility mode. The nvme driver in use does not export the '
                 'registration symbol this nvidia-fs binds (a DOCA/MLNX nvme built for a newer nvidia-fs, or the '
-                'inbox nvme without the GDS patches): install the nvme driver that matches nvidia-fs'
-                % (', '.join(modules) or 'nothing'))
+                'inbox nvme without the GDS patches): install the nvme driver that matches nvidia-fs' % unregistered)
     return None
 
 

@@ -16,6 +16,8 @@ last one wins (as with :func:`json.loads`). ``NaN``, ``Infinity`` and other non-
   every value is already there (``True`` and ``1`` differ, ``1`` and ``1.0`` do not), the very same text object
   comes back.
 * :func:`get` - one dotted key of a text or of a parsed value.
+* :func:`same` - JSON equality as this module sees it (``True`` is not ``1``; ``1`` is ``1.0``), used by
+  ``cufile_edit`` to say what changed.
 
 Errors raise :class:`JsoncError` (a ``ValueError``) naming the line and column, or the dotted path.
 """
@@ -204,14 +206,14 @@ def _dumps(value, dotted=None):
         raise JsoncError("value for %r is not JSON-serialisable: %s" % (dotted, exc))
 
 
-def _same(old, new):
+def same(old, new):
     """Equal as JSON values, with booleans never equal to numbers (``True != 1`` here)."""
     if isinstance(old, bool) or isinstance(new, bool):
         return type(old) is type(new) and old == new
     if isinstance(old, dict) and isinstance(new, dict):
-        return old.keys() == new.keys() and all(_same(old[key], new[key]) for key in old)
+        return old.keys() == new.keys() and all(same(old[key], new[key]) for key in old)
     if isinstance(old, list) and isinstance(new, (list, tuple)):
-        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new))
+        return len(old) == len(new) and all(same(a, b) for a, b in zip(old, new))
     return old == new
 
 
@@ -299,7 +301,7 @@ def _set_one(text, root, dotted, value):
         if member is None:
             return _insert(text, root, node, keys[depth:], value)
         node = member.node
-    if _same(node.value, value):
+    if same(node.value, value):
         return text
     return text[:node.start] + rendered + text[node.end:]
 

@@ -26,3 +26,18 @@ def _fresh_module_warnings():
     module_warnings._global_warnings.clear()
     module_warnings._global_deprecations.clear()
     yield
+
+
+@pytest.fixture
+def warned(monkeypatch):
+    """The messages passed to module.warn (where they end up depends on ansible-core's controller mode)."""
+    from ansible.module_utils.basic import AnsibleModule
+    messages = []
+    original = AnsibleModule.warn
+
+    def spy(self, warning, *args, **kwargs):
+        messages.append(warning)
+        return original(self, warning, *args, **kwargs)
+
+    monkeypatch.setattr(AnsibleModule, 'warn', spy)
+    return messages

@@ -82,6 +82,19 @@ def run_fio_module(capsys, main, params):
     return exc.value.code, json.loads(capsys.readouterr().out)
 
 
+def run_module(capsys, main, args):
+    """(exit code, JSON result) of a module's main() with ``args``; a failure must be a fail_json message, never a
+    traceback."""
+    with module_args(args):
+        with pytest.raises(SystemExit) as exc:
+            main()
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert 'Traceback' not in captured.out + captured.err
+    assert 'exception' not in out, out.get('exception')
+    return exc.value.code, out
+
+
 def poll_job(capsys, store, job_id, **params):
     """(exit code, JSON result) of one checkpoint_job poll of ``job_id`` in ``store``."""
     from ansible_collections.ai_storage.checkpoint_io.plugins.modules import checkpoint_job

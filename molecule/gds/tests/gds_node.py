@@ -6,7 +6,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "shared"))
-from labplay import record_data, run_playbook  # noqa: E402  (the shared helpers of every scenario)
+from labplay import node_script, record_data, run_playbook  # noqa: E402  (the shared helpers of every scenario)
 
 SCENARIO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROLE_PLAY = os.path.join(SCENARIO, "role.yml")
@@ -18,15 +18,7 @@ MODULES_LOAD = "/etc/modules-load.d/90-ai-storage-checkpoint-io-nvidia-fs.conf"
 # molecule.yml: 8 ranks x depth 160 x 32 MiB
 BLOCK_KIB, RANKS, DEPTH = 32768, 8, 160
 
-READ_NODE = r"""
-python3 - <<'PY'
-import glob, json, os
-def read(path):
-    try:
-        with open(path) as handle:
-            return handle.read()
-    except OSError:
-        return None
+READ_NODE = node_script(r"""
 out = {"files": {}, "modes": {}}
 for path in ["@CUFILE@", "@LOCAL@", "@STATE@/gds.json", "@STATE@/cufile_config.json", "@MODPROBE@",
              "@MODULES_LOAD@"]:
@@ -36,8 +28,7 @@ out["backups"] = sorted(glob.glob("@CUFILE@.*~"))
 out["nvidia_fs_loaded"] = os.path.isdir("/sys/module/nvidia_fs")
 out["nvidia_gpus"] = os.path.isdir("/proc/driver/nvidia/gpus")
 print(json.dumps(out))
-PY
-"""
+""")
 
 
 def read_node(host):

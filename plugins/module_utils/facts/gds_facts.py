@@ -26,6 +26,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds impor
     parse_nvidia_fs_stats,
 )
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds_plan import (
+    nvme_unregistered,
     p2pdma_blocker,
     parse_driver_version,
     version_tuple,
@@ -192,12 +193,11 @@ def derive_path(facts, effective, source):
         return 'unavailable', 'libcufile not found (ldconfig -p, library dirs, /usr/local/cuda*): no cuFile'
     reasons = []
     p2pdma = bool(_prop(effective, 'properties.use_pci_p2pdma')) and not p2pdma_blocker(facts)
-    modules = facts.get('nvidia_fs_modules')
     if not facts['nvidia_fs_loaded'] and not p2pdma:
         reasons.append('nvidia_fs kernel module not loaded')
-    elif facts['nvidia_fs_loaded'] and not p2pdma and modules is not None and 'nvme' not in modules:
+    elif not p2pdma and nvme_unregistered(facts):
         reasons.append('nvme is not registered with nvidia-fs (/proc/driver/nvidia-fs/modules lists %s)'
-                       % (', '.join(modules) or 'nothing'))
+                       % nvme_unregistered(facts))
     if _prop(effective, 'properties.force_compat_mode'):
         reasons.append('properties.force_compat_mode is true in %s' % source)
     gdscheck = facts.get('gdscheck')

@@ -13,14 +13,12 @@ import stat
 
 import pytest
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import config_file, jsonc
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.cufile_edit import HEADER
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import CUFILE_DEFAULTS, parse_cufile_json
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import cufile_config
 
-from helpers import module_args
+from helpers import run_module
 
 # Written for these tests in the style of NVIDIA's stock /etc/cufile.json: // and /* */ comments (one over two
 # lines, some after a value on its line), a commented-out key, irregular spacing around the colons.
@@ -130,29 +128,7 @@ def run(capsys, node, check=False, diff=False, **params):
     args = dict(params, _ansible_check_mode=check, _ansible_diff=diff)
     args.setdefault('state_dir', node.state_dir)
     args.setdefault('path', node.path)
-    with module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            cufile_config.main()
-    captured = capsys.readouterr()
-    out = json.loads(captured.out)
-    # A failure is a fail_json message, never a traceback.
-    assert 'Traceback' not in captured.out + captured.err
-    assert 'exception' not in out, out.get('exception')
-    return exc.value.code, out
-
-
-@pytest.fixture
-def warned(monkeypatch):
-    """The messages passed to module.warn (where they end up depends on ansible-core's controller mode)."""
-    messages = []
-    original = AnsibleModule.warn
-
-    def spy(self, warning, *args, **kwargs):
-        messages.append(warning)
-        return original(self, warning, *args, **kwargs)
-
-    monkeypatch.setattr(AnsibleModule, 'warn', spy)
-    return messages
+    return run_module(capsys, cufile_config.main, args)
 
 
 # --- a missing file -----------------------------------------------------------------------------------------------

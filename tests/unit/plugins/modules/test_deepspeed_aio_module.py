@@ -12,8 +12,6 @@ import stat
 
 import pytest
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import deepspeed_aio
 
 from helpers import module_args
@@ -77,20 +75,6 @@ def run(capsys, node, check=False, diff=False, **params):
             deepspeed_aio.main()
     out = json.loads(capsys.readouterr().out)
     return exc.value.code, out
-
-
-@pytest.fixture
-def warned(monkeypatch):
-    """The messages passed to module.warn (where they end up depends on ansible-core's controller mode)."""
-    messages = []
-    original = AnsibleModule.warn
-
-    def spy(self, warning, *args, **kwargs):
-        messages.append(warning)
-        return original(self, warning, *args, **kwargs)
-
-    monkeypatch.setattr(AnsibleModule, 'warn', spy)
-    return messages
 
 
 def test_merge_into_a_ds_nvme_tune_file(capsys, node):

@@ -18,7 +18,7 @@ import pytest
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import gds_path_proof
 
-from helpers import module_args
+from helpers import run_module
 
 MIB = 2 ** 20
 GPUS = '/proc/driver/nvidia/gpus'
@@ -149,14 +149,7 @@ def run(capsys, node, check=False, **params):
     args.setdefault('state_dir', node.state_dir)
     args.setdefault('mode', 'nvidia-fs')
     args.setdefault('size', 4 * MIB)
-    with module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            gds_path_proof.main()
-    captured = capsys.readouterr()
-    out = json.loads(captured.out)
-    assert 'Traceback' not in captured.out + captured.err
-    assert 'exception' not in out, out.get('exception')
-    return exc.value.code, out
+    return run_module(capsys, gds_path_proof.main, args)
 
 
 def assert_really_written(node, out, size):
