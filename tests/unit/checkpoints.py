@@ -2,10 +2,18 @@
 MLP trained a few Adam steps, saved at two consecutive steps as torch.save files (BF16 weights, FP32 Adam state),
 safetensors files (the format written here: an 8-byte little-endian header length, a JSON header, the bytes) and a
 DeepSpeed ZeRO-shaped directory (global_step<N>/mp_rank_00_model_states.pt, zero_pp_rank_0_mp_rank_00_optim_states.pt).
+
+The checkpoints are made in a child interpreter (``python checkpoints.py DIR HIDDEN``): ansible-core replaces
+sys.intern when its module_utils are imported, and torch.optim (torch._dynamo) refuses to import after that. The child
+writes manifest.json (the paths, the bytes of each class of storages as torch.load sees them) and, per step, the
+tensors' bits as numpy arrays (weights_u16.npz, state_f32.npz) for the tests' own arithmetic.
 """
+import importlib.util
 import json
 import os
 import struct
+import subprocess
+import sys
 
 import pytest
 
@@ -29,7 +37,7 @@ SAFETENSORS_DTYPE = {'bfloat16': 'BF16', 'float16': 'F16', 'float32': 'F32', 'in
 
 def write_safetensors(path, tensors):
     """A safetensors file of {name: tensor} (contiguous, little-endian bytes, in name order)."""
-    torch = import_torch()
+    import torch
     header, blobs, offset = {}, [], 0
     for name in sorted(tensors):
         tensor = tensors[name].detach().contiguous()
@@ -44,10 +52,52 @@ def write_safetensors(path, tensors):
         handle.write(struct.pack('<Q', len(text)) + text + b''.join(blobs))
 
 
+def require_torch():
+    """Skip (or fail where CHECKPOINT_IO_REQUIRE_DEEPSPEED=1) when torch is not installed, without importing it."""
+    if importlib.util.find_spec('torch') is None:
+        import_torch()
+
+
 def make_checkpoints(directory, hidden=512, steps=(3, 4), seed=0):
-    """{step: {'torch': path, 'weights': safetensors path, 'state': safetensors path (Adam exp_avg, exp_avg_sq),
-    'deepspeed': global_step directory, 'tensors': {'bf16': {name: tensor}, 'fp32': {name: tensor}}}}."""
-    torch = import_torch()
+    """{step: {'torch', 'weights', 'state', 'deepspeed' (paths), 'torch_bytes' {class: bytes of the storages},
+    'tensors': {'bf16': {name: uint16 array}, 'fp32': {name: float32 array}}}} made by a child interpreter."""
+    import numpy
+    require_torch()
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), str(directory), str(hidden), str(seed)]
+                          + [str(step) for step in steps], capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, 'making the checkpoints failed: %s' % (proc.stdout + proc.stderr)[-3000:]
+    with open(os.path.join(str(directory), 'manifest.json')) as handle:
+        out = dict((int(step), entry) for step, entry in json.load(handle).items())
+    for entry in out.values():
+        base = os.path.dirname(entry['torch'])
+        with numpy.load(os.path.join(base, 'weights_u16.npz')) as bf16, \
+                numpy.load(os.path.join(base, 'state_f32.npz')) as fp32:
+            entry['tensors'] = {'bf16': dict((k, bf16[k]) for k in bf16.files),
+                                'fp32': dict((k, fp32[k]) for k in fp32.files)}
+    return out
+
+
+def _storage_bytes(torch, saved):
+    """{class: bytes} of the distinct storages of a torch.load result."""
+    seen, out, stack = set(), {}, [saved]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, torch.Tensor):
+            storage = item.untyped_storage()
+            if storage.data_ptr() not in seen:
+                seen.add(storage.data_ptr())
+                cls = {torch.bfloat16: 'bf16', torch.float32: 'fp32'}.get(item.dtype, 'opaque')
+                out[cls] = out.get(cls, 0) + storage.nbytes()
+    return out
+
+
+def _make(directory, hidden, steps, seed):
+    import numpy
+    import torch
     torch.manual_seed(seed)
     model = torch.nn.Sequential(torch.nn.Linear(128, hidden), torch.nn.GELU(), torch.nn.Linear(hidden, hidden),
                                 torch.nn.GELU(), torch.nn.Linear(hidden, 128))
@@ -71,7 +121,7 @@ def make_checkpoints(directory, hidden=512, steps=(3, 4), seed=0):
         entry = {'torch': os.path.join(base, 'checkpoint.pt'), 'weights': os.path.join(base, 'model.safetensors'),
                  'state': os.path.join(base, 'optimizer.safetensors'),
                  'deepspeed': os.path.join(base, 'ds', 'global_step%d' % step),
-                 'tensors': {'bf16': weights, 'fp32': state}}
+                 }
         torch.save({'model': weights, 'optimizer': optimizer.state_dict(), 'step': step}, entry['torch'])
         write_safetensors(entry['weights'], weights)
         write_safetensors(entry['state'], state)
@@ -81,5 +131,14 @@ def make_checkpoints(directory, hidden=512, steps=(3, 4), seed=0):
                    os.path.join(entry['deepspeed'], 'zero_pp_rank_0_mp_rank_00_optim_states.pt'))
         with open(os.path.join(os.path.dirname(entry['deepspeed']), 'latest'), 'w') as handle:
             handle.write('global_step%d' % step)
+        entry['torch_bytes'] = _storage_bytes(torch, torch.load(entry['torch'], weights_only=True))
+        numpy.savez(os.path.join(base, 'weights_u16.npz'),
+                    **dict((k, v.view(torch.int16).numpy().view(numpy.uint16)) for k, v in weights.items()))
+        numpy.savez(os.path.join(base, 'state_f32.npz'), **dict((k, v.numpy()) for k, v in state.items()))
         out[step] = entry
-    return out
+    with open(os.path.join(str(directory), 'manifest.json'), 'w') as handle:
+        json.dump(out, handle)
+
+
+if __name__ == '__main__':
+    _make(sys.argv[1], int(sys.argv[2]), tuple(int(s) for s in sys.argv[4:]), int(sys.argv[3]))

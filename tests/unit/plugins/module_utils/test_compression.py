@@ -17,7 +17,7 @@ import pytest
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import compression
 
-from checkpoints import import_torch, make_checkpoints
+from checkpoints import make_checkpoints
 
 BIG = 1 << 30   # a sample bound above the test checkpoints: every byte is sampled
 
@@ -27,16 +27,9 @@ def ckpts(tmp_path_factory):
     return make_checkpoints(tmp_path_factory.mktemp('ckpt'))
 
 
-def _bytes(tensor):
-    torch = import_torch()
-    return tensor.contiguous().view(torch.uint8).numpy().tobytes()
-
-
 def _u16(tensors):
     """The 16-bit patterns of the tensors, in name order (the safetensors writer's order)."""
-    torch = import_torch()
-    return numpy.concatenate([tensors[n].contiguous().view(torch.int16).numpy().view(numpy.uint16).ravel()
-                              for n in sorted(tensors)])
+    return numpy.concatenate([tensors[n].ravel() for n in sorted(tensors)])
 
 
 def _entropy(array):
@@ -86,7 +79,7 @@ def test_safetensors_weights_entropy_and_ratios_computed_independently(ckpts):
     result = compression.measure([ckpts[3]['weights']], [ckpts[3]['weights']], BIG, 600, ['zlib', 'huffman'])
     assert list(result['classes']) == ['bf16']
     bf16 = result['classes']['bf16']
-    assert bf16['total_bytes'] == sum(t.numel() * 2 for t in weights.values()) == bf16['sampled_bytes']
+    assert bf16['total_bytes'] == sum(t.size * 2 for t in weights.values()) == bf16['sampled_bytes']
     assert bf16['stopped_by'] is None and result['files'][0]['format'] == 'safetensors'
     exponent, sign_mantissa = _bf16_streams(_u16(weights))
     chunk = result['sampling']['chunk_bytes']
@@ -115,24 +108,9 @@ def test_safetensors_weights_entropy_and_ratios_computed_independently(ckpts):
 
 
 def test_torch_zip_storages_and_dtypes_without_unpickling(ckpts):
-    torch = import_torch()
     result = compression.measure([ckpts[3]['torch']], [ckpts[3]['torch']], BIG, 600, ['zlib'])
     assert result['files'][0]['format'] == 'torch_zip' and result['files'][0]['note'] is None
-    saved = torch.load(ckpts[3]['torch'], weights_only=True)
-    seen, expected = set(), {}
-    stack = [saved]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif isinstance(item, torch.Tensor):
-            storage = item.untyped_storage()
-            if storage.data_ptr() not in seen:
-                seen.add(storage.data_ptr())
-                cls = {torch.bfloat16: 'bf16', torch.float32: 'fp32'}.get(item.dtype, 'opaque')
-                expected[cls] = expected.get(cls, 0) + storage.nbytes()
+    expected = ckpts[3]['torch_bytes']   # what torch.load sees (in the child that made the files)
     assert dict((c, e['total_bytes']) for c, e in result['classes'].items()) == expected
     assert result['classes']['bf16']['dtypes'] == ['bfloat16'] and result['classes']['fp32']['dtypes'] == ['float32']
     # the BF16 storages are the weights: their exponent entropy is numpy's of the same values
@@ -163,8 +141,8 @@ def test_deepspeed_directory_and_adam_state(ckpts):
     assert result['paths'] == [{'path': ds, 'layout': 'deepspeed_zero', 'files': 2}]
     assert set(result['classes']) == {'bf16', 'fp32'}
     state = ckpts[3]['tensors']['fp32']
-    assert result['classes']['fp32']['total_bytes'] == sum(t.numel() * 4 for t in state.values())
-    planes = numpy.frombuffer(b''.join(_bytes(state[n]) for n in sorted(state)), dtype=numpy.uint8).reshape(-1, 4)
+    assert result['classes']['fp32']['total_bytes'] == sum(t.size * 4 for t in state.values())
+    planes = numpy.frombuffer(b''.join(state[n].astype('<f4').tobytes() for n in sorted(state)), dtype=numpy.uint8).reshape(-1, 4)
     for index in range(4):
         assert result['classes']['fp32']['streams']['byte%d' % index]['entropy_bits'] == pytest.approx(
             _entropy(planes[:, index]), abs=1e-4)
