@@ -20,6 +20,8 @@ N data NVMe drives, each behind its own PCIe root port (so it can be hot-removed
     nvmelab.py throttle --state-dir DIR NODE DRIVE_ID PERCENT|off      (drive-model drives)
     nvmelab.py fail-io --state-dir DIR NODE DRIVE_ID on|off             (drive-model drives)
     nvmelab.py models                                                   (the named drive models)
+    nvmelab.py fabric-target --state-dir DIR NODE [--nqn NQN] [--qid-max N] (export NODE's data drives: nvmet)
+    nvmelab.py link-delay --state-dir DIR NODE MS                      (netem delay on NODE's fabric NIC; 0: off)
 
 Drive models (``up --drive-model SPEC``, repeatable): a data drive served by nbdkit (Debian's package) behind the
 emulated NVMe controller instead of a plain file, so that it behaves like a drive with physics: every request
@@ -38,6 +40,14 @@ that are not data drives: the inventory leaves them out of ``checkpoint_io_data_
 the collection does reaches it. Faults for the fault suite: ``hot-remove`` / ``hot-add`` (the drive leaves the
 PCIe root port and comes back with the same serial and bytes), ``tool ... hide`` (the tool's binary renamed
 away on the node, ``restore`` puts it back), ``sysctl``, ``critical-warning``, ``reboot``, ``fail-io``.
+
+A fabric (``up --fabric``, two nodes): each node gets a second virtio NIC (the fabric NIC, MAC 52:54:00:fa:b0:0N,
+address 10.77.0.N/24) joined to the other node's by a point-to-point UDP socket on 127.0.0.1 (no host networking),
+and a soft-RoCE device ``rxe0`` on it (rdma_rxe, set up at every boot by the node's lab-rxe.service: the lab's
+stand-in for a RoCE NIC). ``fabric-target`` makes a node an NVMe-oF target: one nvmet subsystem with its data
+drives as namespaces, listening over tcp (4420) and rdma (4421) on its fabric address; ``--qid-max`` limits the
+I/O queues the subsystem grants (a target's queue budget). ``link-delay`` puts a tc netem delay on a node's fabric
+NIC, so the round trip the initiator measures is real. nvmf-autoconnect.service is left unmasked on fabric nodes.
 
 Images are cached under $CHECKPOINT_IO_LAB_CACHE (default ~/.cache/checkpoint_io_lab) by a key made from
 their recipe (release, package list, customisation, lab SSH key), so a changed recipe builds a new image.
@@ -112,6 +122,91 @@ KERNEL_ARGS = [
     "modprobe.blacklist=pcspkr,iTCO_wdt,iTCO_vendor_support,cfg80211,kvm,kvm_amd,kvm_intel,drm,intel_pmc_bxt,"
     "vmw_vsock_vmci_transport,vmw_vmci,vsock_loopback",
 ]
+# The fabric between two nodes (``up --fabric``): addresses, MACs, the target's subsystem and ports.
+FABRIC_NET = "10.77.0.%d"
+FABRIC_MAC = "52:54:00:fa:b0:%02x"
+FABRIC_NQN = "nqn.2026-12.io.checkpoint-io.lab:%s-data"
+FABRIC_PORTS = {"tcp": 4420, "rdma": 4421}
+AUTOCONNECT_MASK = "systemd.mask=nvmf-autoconnect.service"
+# The node's side of the fabric, run over SSH after every ``up``: the fabric NIC's static address (systemd-networkd,
+# matched by MAC) and a soft-RoCE device on it at every boot. Kept in the node's overlay, so a reboot keeps both.
+FABRIC_NODE_SCRIPT = r"""
+set -eu
+mac=%(mac)s
+cat > /etc/systemd/network/05-fabric.network <<END
+[Match]
+MACAddress=$mac
+
+[Network]
+Address=%(addr)s/24
+LinkLocalAddressing=no
+END
+cat > /usr/local/sbin/lab-rxe <<'END'
+#!/bin/sh
+# lab: the soft-RoCE device rxe0 on the fabric NIC (the NIC found by its MAC)
+dev=$(ip -o link | awk -v mac="$1" '$0 ~ mac {sub(":", "", $2); print $2; exit}')
+modprobe rdma_rxe
+rdma link show rxe0/1 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev "$dev"
+END
+chmod 755 /usr/local/sbin/lab-rxe
+cat > /etc/systemd/system/lab-rxe.service <<END
+[Unit]
+Description=lab: soft-RoCE device on the fabric NIC
+After=systemd-networkd.service
+Before=nvmf-autoconnect.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/local/sbin/lab-rxe $mac
+
+[Install]
+WantedBy=multi-user.target
+END
+systemctl daemon-reload
+networkctl reload
+dev=$(ip -o link | awk -v mac="$mac" '$0 ~ mac {sub(":", "", $2); print $2; exit}')
+networkctl reconfigure "$dev"
+systemctl enable --now lab-rxe.service >/dev/null 2>&1
+for i in $(seq 30); do ip -4 -o addr show dev "$dev" | grep -q '%(addr)s/' && break; sleep 1; done
+echo "$dev"
+"""
+# A node as an NVMe-oF target (nvmet configfs): one subsystem, its data drives (found by serial) as namespaces,
+# ports over tcp and rdma on the fabric address.
+FABRIC_TARGET_SCRIPT = r"""
+set -eu
+modprobe -a nvmet nvmet-tcp nvmet-rdma
+cd /sys/kernel/config/nvmet
+sub=subsystems/%(nqn)s
+mkdir -p "$sub"
+echo 1 > "$sub/attr_allow_any_host"
+[ -z "%(qid_max)s" ] || echo %(qid_max)s > "$sub/attr_qid_max"
+n=0
+for serial in %(serials)s; do
+  n=$((n + 1))
+  dev=
+  for c in /sys/class/nvme/nvme*; do
+    [ "$(cat "$c/transport")" = pcie ] && [ "$(tr -d ' ' < "$c/serial")" = "$serial" ] || continue
+    dev=/dev/$(ls "$c" | grep -m1 -E '^nvme[0-9]+n[0-9]+$')
+  done
+  [ -n "$dev" ] || { echo "no drive with serial $serial" >&2; exit 1; }
+  mkdir -p "$sub/namespaces/$n"
+  echo 0 > "$sub/namespaces/$n/enable"
+  echo "$dev" > "$sub/namespaces/$n/device_path"
+  echo 1 > "$sub/namespaces/$n/enable"
+done
+id=0
+for port in %(ports)s; do
+  id=$((id + 1)); trtype=${port%%%%:*}; svc=${port#*:}
+  mkdir -p ports/$id
+  if [ ! -e "ports/$id/subsystems/%(nqn)s" ]; then
+    echo ipv4 > ports/$id/addr_adrfam; echo "$trtype" > ports/$id/addr_trtype
+    echo %(addr)s > ports/$id/addr_traddr; echo "$svc" > ports/$id/addr_trsvcid
+    ln -s "/sys/kernel/config/nvmet/$sub" ports/$id/subsystems/
+  fi
+done
+echo %(nqn)s
+"""
 SSH_OPTS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
             "-o", "BatchMode=yes", "-o", "ConnectTimeout=5"]
 
@@ -375,6 +470,12 @@ def parse_node(spec):
     return name, release
 
 
+def kernel_args(node):
+    """The node's kernel command line: a fabric node keeps nvmf-autoconnect.service (the initiator reconnects at
+    boot from what nvme-cli's config files say)."""
+    return [arg for arg in KERNEL_ARGS if not (node.get("fabric") and arg == AUTOCONNECT_MASK)]
+
+
 def qemu_argv(node, image, ndir, args):
     drives = []
     argv = ["qemu-system-x86_64", "-name", node["name"], "-machine", "q35",
@@ -382,11 +483,17 @@ def qemu_argv(node, image, ndir, args):
             "-m", str(args.memory), "-smp", str(args.cpus), "-nodefaults", "-display", "none",
             "-serial", "file:%s" % os.path.join(ndir, "console.log"),
             "-kernel", image["kernel"], "-initrd", image["initrd"],
-            "-append", "root=UUID=%s %s" % (image["root_uuid"], " ".join(KERNEL_ARGS)),
+            "-append", "root=UUID=%s %s" % (image["root_uuid"], " ".join(kernel_args(node))),
             "-netdev", "user,id=net0,hostfwd=tcp:127.0.0.1:%d-:22" % node["ssh_port"],
             "-device", "virtio-net-pci,netdev=net0",
             "-qmp", "unix:%s,server=on,wait=off" % node["qmp"],
             "-pidfile", node["pidfile"], "-daemonize"]
+    fabric = node.get("fabric")
+    if fabric:
+        # The fabric NIC: a point-to-point UDP socket to the peer's QEMU on the loopback (no host networking).
+        argv += ["-netdev", "socket,id=fab0,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d"
+                 % (fabric["peer_port"], fabric["port"]),
+                 "-device", "virtio-net-pci,netdev=fab0,mac=%s" % fabric["mac"]]
     # One PCIe root port per controller: a controller on a root port can be hot-removed (device_del).
     disks = [("os", OS_SERIAL, node["os_overlay"], "qcow2", "")]
     models = node.get("models", {})
@@ -549,6 +656,9 @@ def write_inventory(state_dir, state):
         keys = ("profile", "latency", "parallel", "mdts", "ceiling_mib_s", "knee_depth")
         models = dict((d["serial"], dict((k, d["model"][k]) for k in keys)) for d in node["drives"] if d.get("model"))
         lines.append("          checkpoint_io_lab_drive_models: %s" % json.dumps(models, sort_keys=True))
+        if node.get("fabric"):
+            lines += ["          checkpoint_io_lab_fabric_addr: %s" % node["fabric"]["addr"],
+                      "          checkpoint_io_lab_fabric_netdev: %s" % node["fabric"].get("netdev", "")]
     path = os.path.join(state_dir, "inventory.yml")
     with open(path, "w") as handle:
         handle.write("\n".join(lines) + "\n")
@@ -567,7 +677,10 @@ def up(args):
         die("--data-drives %d: a node needs at least 2 data drives" % args.data_drives)
     if not 0 <= args.neighbour_drives <= 4:
         die("--neighbour-drives %d: give 0 to 4" % args.neighbour_drives)
+    if args.fabric and len(specs) != 2:
+        die("--fabric joins two nodes (a target and an initiator): give exactly two --node")
     models = drive_models(args.drive_model, args.data_drives)
+    fabric_ports = [free_udp_port() for dummy in specs] if args.fabric else []
     images = {rel: build(rel) for rel in sorted(set(release for name, release in specs))}
     state = {"nodes": [], "state_dir": state_dir}
     try:
@@ -587,6 +700,10 @@ def up(args):
                     "os_overlay": overlay, "data_files": data_files, "neighbour_files": neighbour_files,
                     "kernel_version": image["kernel_version"],
                     "models": {}}
+            if args.fabric:
+                index = len(state["nodes"])
+                node["fabric"] = {"port": fabric_ports[index], "peer_port": fabric_ports[1 - index],
+                                  "mac": FABRIC_MAC % (index + 1), "addr": FABRIC_NET % (index + 1)}
             state["nodes"].append(node)
             save_state(state_dir, state)  # from here on, `down` stops what this node started
             for dev_id, model in sorted(models.items()):
@@ -603,6 +720,9 @@ def up(args):
         for node in state["nodes"]:
             wait_ssh(node, RELEASES[node["release"]]["boot_timeout"] * len(state["nodes"]))
             log("%s answers on SSH (%.0f s)" % (node["name"], time.time() - start))
+            if node.get("fabric"):
+                node["fabric"]["netdev"] = fabric_node_setup(node)
+                save_state(state_dir, state)
     except BaseException:
         log("boot failed: stopping what was started")
         down_dir(state_dir)
@@ -611,6 +731,57 @@ def up(args):
     if args.instance_config:
         write_instance_config(args.instance_config, state)
     print(inv)
+
+
+def free_udp_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def ssh_script(node, script):
+    """Run a shell script on a node as root; its stdout (stripped), or RuntimeError with its stderr."""
+    proc = subprocess.run(ssh_argv(node, ["sh", "-s"]), input=script, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=300, check=False)
+    if proc.returncode:
+        raise RuntimeError("%s: script failed (rc %d): %s" % (node["name"], proc.returncode, proc.stderr.strip()))
+    return proc.stdout.strip()
+
+
+def fabric_node_setup(node):
+    """The fabric NIC's address and the soft-RoCE device on a node; returns the NIC's name there."""
+    fabric = node["fabric"]
+    netdev = ssh_script(node, FABRIC_NODE_SCRIPT % {"mac": fabric["mac"], "addr": fabric["addr"]})
+    log("%s: fabric NIC %s at %s, rxe0 on it" % (node["name"], netdev, fabric["addr"]))
+    return netdev
+
+
+def fabric_target(node, nqn, qid_max):
+    """Export a fabric node's data drives with nvmet over tcp and rdma; returns what an inventory names."""
+    if not node.get("fabric"):
+        die("%s has no fabric NIC: start the lab with up --fabric" % node["name"])
+    serials = [d["serial"] for d in node["drives"] if not d["os_drive"] and not d.get("neighbour")]
+    nqn = nqn or FABRIC_NQN % node["name"]
+    ports = " ".join("%s:%d" % item for item in sorted(FABRIC_PORTS.items()))
+    ssh_script(node, FABRIC_TARGET_SCRIPT % {"nqn": nqn, "qid_max": qid_max or "", "serials": " ".join(serials),
+                                             "ports": ports, "addr": node["fabric"]["addr"]})
+    result = {"nqn": nqn, "address": node["fabric"]["addr"], "ports": FABRIC_PORTS, "namespaces": len(serials),
+              "qid_max": qid_max}
+    log("%s exports %s (%d namespaces) on %s tcp:%d rdma:%d" % (node["name"], nqn, len(serials), result["address"],
+                                                            FABRIC_PORTS["tcp"], FABRIC_PORTS["rdma"]))
+    return result
+
+
+def link_delay(node, delay_ms):
+    """A netem delay (ms) on the node's fabric NIC, 0 to remove it."""
+    if not node.get("fabric"):
+        die("%s has no fabric NIC: start the lab with up --fabric" % node["name"])
+    dev = node["fabric"]["netdev"]
+    if delay_ms:
+        ssh_script(node, "tc qdisc replace dev %s root netem delay %gms" % (dev, delay_ms))
+    else:
+        ssh_script(node, "tc qdisc del dev %s root 2>/dev/null || true" % dev)
+    log("%s: %s netem delay %g ms" % (node["name"], dev, delay_ms))
 
 
 def sparse_files(ndir, prefix, count, size):
@@ -886,6 +1057,17 @@ def main(argv=None):
     p.add_argument("--drive-model", action="append",
                    help="[DRIVE:]PROFILE or [DRIVE:]latency=MS,ceiling=SIZE[,parallel=N,read_latency=MS,mdts=N]"
                         " (repeatable; profiles: %s)" % ", ".join(sorted(DRIVE_MODELS)))
+    p.add_argument("--fabric", action="store_true",
+                   help="join the two nodes by a private fabric link (10.77.0.N, soft-RoCE rxe0 on it)")
+    p = sub.add_parser("fabric-target", help="export a fabric node's data drives with nvmet (tcp 4420, rdma 4421)")
+    p.add_argument("--state-dir", required=True)
+    p.add_argument("node")
+    p.add_argument("--nqn", help="the subsystem NQN (default %s)" % (FABRIC_NQN % "NODE"))
+    p.add_argument("--qid-max", type=int, help="the most I/O queues the subsystem grants a controller")
+    p = sub.add_parser("link-delay", help="tc netem delay on a node's fabric NIC (0 removes it)")
+    p.add_argument("--state-dir", required=True)
+    p.add_argument("node")
+    p.add_argument("delay_ms", type=float)
     p = sub.add_parser("down", help="stop every node and remove its disks")
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--state-dir")
@@ -988,6 +1170,12 @@ def main(argv=None):
         if args.value not in ("on", "off"):
             die("fail-io %r: give on or off" % args.value)
         fail_io(node, args.drive, args.value)
+        return 0
+    if args.cmd == "fabric-target":
+        print(json.dumps(fabric_target(node, args.nqn, args.qid_max)))
+        return 0
+    if args.cmd == "link-delay":
+        link_delay(node, args.delay_ms)
         return 0
     if args.cmd == "reboot":
         if args.hard:
