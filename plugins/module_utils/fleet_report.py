@@ -1,0 +1,574 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet report: one node's facts to a report record, the fleet's overview, and the documents (HTML, JSON, CSV,
+the console summary), streamed one node at a time so the memory stays bounded for any fleet size.
+
+A node's input is the document ansible's jsonfile fact cache holds for the host (or the same written from live facts
+by the fleet_report role): ``checkpoint_io`` (or ``ansible_checkpoint_io``), the collection's facts; optionally
+``checkpoint_io_verify`` (the verification's report), ``fleet_report_targets`` (the host's own targets) and
+``checkpoint_io_before`` (the facts before tuning). The records of the state store in the facts' ``state`` section
+give the depth sweep (``depth_sweep``), the thermal time series (``thermal_series``) and the baseline.
+
+JSON schema (SCHEMA_VERSION; documented in docs/fleet_report_schema.md): {schema, schema_version, generated_at,
+source, fleet: overview, plan, changes, nodes: [node]}; a node is its row (ROW_KEYS) plus ``drives``, ``drift``,
+``findings``, ``curve``, ``thermal``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+import csv
+import io
+import json
+import os
+import time
+import zlib
+
+SCHEMA = 'ai_storage.checkpoint_io.fleet_report'
+SCHEMA_VERSION = 1
+SEVERITIES = ('error', 'warning', 'info')
+SECTIONS = ('nvme', 'block', 'thermal', 'io_uring', 'xfs', 'gds', 'deepspeed', 'state')
+MIB = 1024 ** 2
+GIB = 1024 ** 3
+SERIES_POINTS = 40          # thermal samples kept per drive in the page (evenly picked, first and last kept)
+CHUNK = 200                 # node details per compressed chunk in the page
+
+# The settings the roles manage, their target variable (role defaults), and how a found value is read.
+DEFAULT_TARGETS = {
+    'block_layer_scheduler': 'none',
+    'block_layer_read_ahead': '1M',
+    'block_layer_nr_requests': None,
+    'block_layer_max_sectors_kb': None,
+    'block_layer_nomerges': None,
+    'block_layer_rq_affinity': None,
+    'deepspeed_config_queue_depth': 8,
+    'deepspeed_config_block_size': '1M',
+    'deepspeed_config_intra_op_parallelism': 1,
+    'deepspeed_config_single_submit': False,
+    'deepspeed_config_overlap_events': True,
+    'xfs_mount_options': ['noatime', 'inode64', 'logbufs=8', 'logbsize=256k', 'largeio', 'swalloc'],
+    'io_uring_engine_allowed': True,
+}
+BLOCK_SETTINGS = (('scheduler', 'block_layer_scheduler', None), ('nr_requests', 'block_layer_nr_requests', None),
+                  ('read_ahead_kb', 'block_layer_read_ahead', 1024), ('max_sectors_kb', 'block_layer_max_sectors_kb',
+                                                                      None),
+                  ('nomerges', 'block_layer_nomerges', None), ('rq_affinity', 'block_layer_rq_affinity', None))
+AIO_SETTINGS = (('queue_depth', 'deepspeed_config_queue_depth'), ('block_size', 'deepspeed_config_block_size'),
+                ('intra_op_parallelism', 'deepspeed_config_intra_op_parallelism'),
+                ('single_submit', 'deepspeed_config_single_submit'),
+                ('overlap_events', 'deepspeed_config_overlap_events'))
+ROW_KEYS = ('host', 'status', 'gathered_at', 'age_h', 'kernel', 'drives', 'gds', 'io_uring', 'temp_max_c',
+            'throttled', 'bw_before', 'bw_after', 'ratio', 'errors', 'warnings', 'infos', 'drift', 'outlier',
+            'sweep_ceiling_mib_s', 'latency_ms')
+NODE_CSV = ROW_KEYS
+DRIVE_CSV = ('host', 'name', 'serial', 'model', 'size_bytes', 'os_drive', 'temp_c', 'wctemp_c', 'throttled',
+             'critical_warning', 'scheduler', 'nr_requests', 'read_ahead_kb', 'max_sectors_kb', 'nomerges',
+             'rq_affinity', 'io_queues', 'link', 'drift')
+
+
+def _size(value):
+    """A size (bytes, '1M', '256k') to bytes; None where it is not one."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return int(value)
+    text = str(value).strip().lower()
+    mult = {'k': 1024, 'm': MIB, 'g': GIB}
+    for suffix in ('kib', 'mib', 'gib', 'k', 'm', 'g', 'b'):
+        if text.endswith(suffix):
+            head = text[:-len(suffix)].strip()
+            return int(head) * mult.get(suffix[0], 1) if head.isdigit() else None
+    return int(text) if text.isdigit() else None
+
+
+def _num(value):
+    """A number, or the median of a repeats summary ({median, ...}); None otherwise."""
+    if isinstance(value, dict):
+        value = value.get('median')
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _dict(value):
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value):
+    return value if isinstance(value, list) else []
+
+
+def _finding(severity, where, message, fix=None, layer=None):
+    return {'severity': severity if severity in SEVERITIES else 'info', 'device': where, 'message': message,
+            'fix': fix, 'layer': layer}
+
+
+def _parse_time(text):
+    try:
+        return time.mktime(time.strptime(str(text), '%Y-%m-%dT%H:%M:%SZ')) - time.timezone
+    except (ValueError, OverflowError):
+        return None
+
+
+def host_facts(doc):
+    """The collection's facts in a cached host document ({} where absent)."""
+    doc = _dict(doc)
+    return _dict(doc.get('checkpoint_io') or doc.get('ansible_checkpoint_io')
+                 or _dict(doc.get('ansible_facts')).get('checkpoint_io'))
+
+
+def _latest_sweep(records):
+    """The depth sweep's newest entry: {curve, knee, ...} ({} without one)."""
+    sweeps = _dict(records.get('depth_sweep'))
+    entries = [v for v in sweeps.values() if isinstance(v, dict) and isinstance(v.get('curve'), list)]
+    return entries[-1] if entries else {}
+
+
+def _series(thermal, points=SERIES_POINTS):
+    """{namespace: [[t, temp_c], ...]} of a thermal_validate result's samples, at most ``points`` per drive."""
+    samples = _list(_dict(thermal).get('samples'))
+    out = {}
+    if not samples:
+        return out
+    step = max(1, int(round(len(samples) / float(points))))
+    picked = samples[::step]
+    if picked[-1] is not samples[-1]:
+        picked.append(samples[-1])
+    for sample in picked:
+        t = _num(_dict(sample).get('t'))
+        for name, drive in sorted(_dict(_dict(sample).get('drives')).items()):
+            temp = _num(_dict(drive).get('temp_c'))
+            if t is not None and temp is not None:
+                out.setdefault(str(name), []).append([round(t, 1), round(temp, 1)])
+    return out
+
+
+def _drift_value(found, target):
+    """Whether a found value differs from a target (sizes compared in bytes, strings case-blind)."""
+    if target is None:
+        return False
+    if isinstance(target, bool) or isinstance(found, bool):
+        return bool(found) != bool(target)
+    a, b = _size(found), _size(target)
+    if a is not None and b is not None:
+        return a != b
+    return str(found).strip().lower() != str(target).strip().lower()
+
+
+def node_record(host, doc, targets=None, now=None, stale_hours=24.0, verify=None):
+    """One node's report record: the row (ROW_KEYS) and its details (drives, drift, findings, curve, thermal)."""
+    doc = _dict(doc)
+    facts = host_facts(doc)
+    want = dict(DEFAULT_TARGETS)
+    want.update(_dict(targets))
+    want.update(_dict(doc.get('fleet_report_targets')))
+    verify = _dict(verify) or _dict(doc.get('checkpoint_io_verify'))
+    findings, drift = [], []
+    missing = [s for s in SECTIONS if not isinstance(facts.get(s), dict)] if facts else list(SECTIONS)
+    nvme, block, thermal = _dict(facts.get('nvme')), _dict(facts.get('block')), _dict(facts.get('thermal'))
+    io_uring, gds, state = _dict(facts.get('io_uring')), _dict(facts.get('gds')), _dict(facts.get('state'))
+    records = _dict(state.get('records'))
+
+    if not facts:
+        findings.append(_finding('error', None, 'no checkpoint_io facts for this host in the cache',
+                                 'run playbooks/fleet_report.yml live, or tune_checkpoint_nodes.yml, to gather them'))
+    elif missing:
+        findings.append(_finding('info', None, 'sections not gathered: %s' % ', '.join(missing),
+                                 'gather them: checkpoint_io_facts with gather_subset all'))
+    for name in SECTIONS:
+        for error in _list(_dict(facts.get(name)).get('errors')):
+            findings.append(_finding('warning', None, '%s facts: %s' % (name, error), 'see the node', name))
+
+    gathered = [_parse_time(v) for v in _dict(facts.get('gathered_at')).values()]
+    gathered = [g for g in gathered if g is not None]
+    newest = max(gathered) if gathered else None
+    age_h = round(((now or time.time()) - newest) / 3600.0, 1) if newest else None
+    if age_h is not None and age_h > stale_hours:
+        findings.append(_finding('warning', None, 'facts are %.1f h old (stale after %g h)' % (age_h, stale_hours),
+                                 'gather again: playbooks/fleet_report.yml without a cache'))
+
+    queues = dict((d.get('name'), d) for d in _list(block.get('devices')) if isinstance(d, dict))
+    temps = dict((c.get('name'), c) for c in _list(thermal.get('controllers')) if isinstance(c, dict))
+    namespaces = dict((n.get('name'), n) for n in _list(nvme.get('namespaces')) if isinstance(n, dict))
+    drives = []
+    for ctrl in _list(nvme.get('controllers')):
+        ctrl = _dict(ctrl)
+        t = _dict(temps.get(ctrl.get('name')))
+        for ns in _list(ctrl.get('namespaces')):
+            q, info = _dict(queues.get(ns)), _dict(namespaces.get(ns))
+            os_drive = bool(info.get('is_os_drive'))
+            drive = {'name': ns, 'controller': ctrl.get('name'), 'serial': ctrl.get('serial'),
+                     'model': ctrl.get('model'), 'size_bytes': info.get('size_bytes'), 'os_drive': os_drive,
+                     'temp_c': _num(t.get('composite_temp_c')), 'wctemp_c': _num(t.get('wctemp_c')),
+                     'throttled': bool(t.get('throttled')), 'critical_warning': t.get('critical_warning'),
+                     'io_queues': ctrl.get('io_queues'),
+                     'link': ('%s x%s' % (ctrl.get('current_link_speed_gts'), ctrl.get('current_link_width'))
+                              if ctrl.get('current_link_speed_gts') else None),
+                     'drift': 0}
+            for key, var, _default in BLOCK_SETTINGS:
+                drive[key] = q.get(key)
+            if not os_drive and q:
+                for key, var, _default in BLOCK_SETTINGS:
+                    target = want.get(var)
+                    if key == 'read_ahead_kb' and target is not None:
+                        size = _size(target)
+                        target = size // 1024 if size is not None else target
+                    if _drift_value(q.get(key), target):
+                        drive['drift'] += 1
+                        drift.append({'layer': 'block_layer', 'item': ns, 'setting': key, 'found': q.get(key),
+                                      'target': target, 'variable': var})
+            if drive['throttled']:
+                findings.append(_finding('warning', ns, 'throttled: %s' % (t.get('throttle_reason') or 'thermal'),
+                                         'check cooling; run thermal_validate for the back-off', 'thermal'))
+            if t.get('critical_warning'):
+                findings.append(_finding('error', ns, 'critical warning %s' % t.get('critical_warning'),
+                                         'replace or cool the drive before the next checkpoint', 'thermal'))
+            drives.append(drive)
+
+    ds = _dict(facts.get('deepspeed'))
+    for config in _list(ds.get('configs')):
+        aio = _dict(_dict(config).get('aio'))
+        for key, var in AIO_SETTINGS:
+            target = want.get(var)
+            if key in aio and _drift_value(aio.get(key), target):
+                drift.append({'layer': 'deepspeed_config', 'item': _dict(config).get('path'), 'setting': 'aio.' + key,
+                              'found': aio.get(key), 'target': target, 'variable': var})
+    for fs in _list(_dict(facts.get('xfs')).get('filesystems')):
+        opts = _dict(_dict(fs).get('options'))
+        present = set(str(k) if v is True else '%s=%s' % (k, v) for k, v in opts.items())
+        lacking = [o for o in _list(want.get('xfs_mount_options')) if o not in present and o.split('=')[0] not in opts]
+        if lacking:
+            drift.append({'layer': 'xfs', 'item': _dict(fs).get('mount_point'), 'setting': 'mount options',
+                          'found': ','.join(sorted(present)), 'target': ','.join(_list(want.get('xfs_mount_options'))),
+                          'variable': 'xfs_mount_options'})
+    if io_uring and want.get('io_uring_engine_allowed') and io_uring.get('allowed_for_user') is False:
+        drift.append({'layer': 'io_uring_engine', 'item': io_uring.get('training_user'), 'setting': 'io_uring allowed',
+                      'found': False, 'target': True, 'variable': 'io_uring_engine_io_uring_disabled'})
+        findings.append(_finding('warning', None, 'io_uring not allowed for %s: %s' % (
+            io_uring.get('training_user'), io_uring.get('allowed_reason')), 'run the io_uring_engine role', 'io_uring'))
+    if drift:
+        layers = sorted(set(d['layer'] for d in drift))
+        findings.append(_finding('info', None, '%d settings differ from the inventory\'s targets (%s)' % (
+            len(drift), ', '.join(layers)), 'ansible-playbook playbooks/tune_checkpoint_nodes.yml --tags %s --limit %s'
+            % (','.join(layers), host), 'drift'))
+
+    for f in _list(verify.get('findings')):
+        f = _dict(f)
+        findings.append(_finding(f.get('severity', 'info'), f.get('device'), str(f.get('message', '')), f.get('fix'),
+                                 'verify'))
+    series_doc = _dict(records.get('thermal_series')) or _dict(doc.get('thermal_validate_result'))
+    if series_doc.get('verdict') in ('throttling', 'critical'):
+        findings.append(_finding('error' if series_doc['verdict'] == 'critical' else 'warning', None,
+                                 'thermal validation: %s' % series_doc['verdict'],
+                                 'the back-off is recorded; improve cooling', 'thermal'))
+
+    sweep = _latest_sweep(records)
+    curve = []
+    for p in _list(sweep.get('curve')):
+        p = _dict(p)
+        if _num(p.get('depth')) is not None and _num(p.get('bw_bytes')) is not None:
+            curve.append([int(p['depth']), round(_num(p['bw_bytes']) / MIB, 1),
+                          round((_num(p.get('mean_ns')) or _num(p.get('p99_ns')) or 0) / 1e6, 2)])
+    best = max(curve, key=lambda c: c[1]) if curve else None
+    sweep_drives = max(1, len(_list(_dict(sweep).get('device'))) if isinstance(sweep.get('device'), list) else 1)
+    before = _num(_dict(verify.get('before')).get('throughput_gib_s'))
+    if before is None:
+        before = _num(_dict(records.get('baseline')).get('throughput_gib_s'))
+    after = _num(_dict(verify.get('after')).get('throughput_gib_s'))
+    counts = dict((s, sum(1 for f in findings if f['severity'] == s)) for s in SEVERITIES)
+    temps_now = [d['temp_c'] for d in drives if d['temp_c'] is not None]
+    row = {
+        'host': str(host), 'gathered_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(newest)) if newest else None,
+        'age_h': age_h, 'kernel': io_uring.get('kernel_release'),
+        'drives': sum(1 for d in drives if not d['os_drive']), 'gds': gds.get('path'),
+        'io_uring': io_uring.get('allowed_for_user'), 'temp_max_c': max(temps_now) if temps_now else None,
+        'throttled': sum(1 for d in drives if d['throttled']),
+        'bw_before': round(before, 3) if before is not None else None,
+        'bw_after': round(after, 3) if after is not None else None,
+        'ratio': round(after / before, 2) if before and after else None,
+        'errors': counts['error'], 'warnings': counts['warning'], 'infos': counts['info'], 'drift': len(drift),
+        'outlier': False, 'sweep_ceiling_mib_s': round(best[1] / sweep_drives, 1) if best else None,
+        'latency_ms': best[2] if best and best[2] else None,
+    }
+    row['status'] = ('missing' if not facts else 'error' if counts['error'] else 'stale'
+                     if age_h is not None and age_h > stale_hours else 'warning' if counts['warning'] else
+                     'drift' if drift else 'ok')
+    return {'row': row, 'drives': drives, 'drift': drift, 'findings': findings, 'curve': curve,
+            'thermal': _series(series_doc), 'verify_line': verify.get('verdict')}
+
+
+def median(values):
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2.0
+
+
+def histogram(values, bins=10):
+    """[[low, high, count], ...] of the values (empty without any)."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return []
+    low, high = min(values), max(values)
+    if high == low:
+        return [[low, high, len(values)]]
+    width = (high - low) / float(bins)
+    counts = [0] * bins
+    for v in values:
+        counts[min(bins - 1, int((v - low) / width))] += 1
+    return [[round(low + i * width, 3), round(low + (i + 1) * width, 3), c] for i, c in enumerate(counts)]
+
+
+def overview(rows, outlier_fraction):
+    """The fleet's overview from the rows (and the rows' outlier flags set): a node is an outlier when its checkpoint
+    bandwidth (after tuning, else before) is below ``outlier_fraction`` of the median of its peers, the nodes with as
+    many data drives (a 4-drive node is not slow next to 8-drive nodes)."""
+    bw = [r['bw_after'] if r['bw_after'] is not None else r['bw_before'] for r in rows]
+    med = median(bw)
+    peers = {}
+    for r, value in zip(rows, bw):
+        peers.setdefault(r['drives'], []).append(value)
+    peer_median = dict((k, median(v)) for k, v in peers.items())
+    outliers = []
+    for r, value in zip(rows, bw):
+        ref = peer_median.get(r['drives'])
+        if ref and value is not None and value < outlier_fraction * ref:
+            r['outlier'] = True
+            r['warnings'] += 1
+            if r['status'] in ('ok', 'drift'):
+                r['status'] = 'warning'
+            outliers.append(r['host'])
+    statuses = {}
+    for r in rows:
+        statuses[r['status']] = statuses.get(r['status'], 0) + 1
+    return {
+        'nodes': len(rows), 'drives': sum(r['drives'] for r in rows),
+        'gds_paths': _count(r['gds'] or 'unknown' for r in rows),
+        'status': statuses,
+        'findings': dict((s, sum(r[s + 's'] for r in rows)) for s in SEVERITIES),
+        'drift_nodes': sum(1 for r in rows if r['drift']),
+        'bandwidth_median_gib_s': med, 'bandwidth_histogram': histogram(bw),
+        'temperature_histogram': histogram([r['temp_max_c'] for r in rows]),
+        'outlier_fraction': outlier_fraction, 'outliers': len(outliers),
+        'throttled_drives': sum(r['throttled'] for r in rows),
+    }
+
+
+def _count(items):
+    out = {}
+    for item in items:
+        out[str(item)] = out.get(str(item), 0) + 1
+    return out
+
+
+def changes(rows, previous):
+    """What changed since a previous report's JSON (its nodes' rows): new and gone nodes, status changes."""
+    if not previous:
+        return None
+    before = dict((n.get('host'), n) for n in _list(_dict(previous).get('nodes')) if isinstance(n, dict))
+    now = dict((r['host'], r) for r in rows)
+    status = []
+    for host in sorted(set(before) & set(now)):
+        if before[host].get('status') != now[host]['status'] or before[host].get('drift') != now[host]['drift']:
+            status.append({'host': host, 'status_before': before[host].get('status'), 'status': now[host]['status'],
+                           'drift_before': before[host].get('drift'), 'drift': now[host]['drift']})
+    return {'previous_generated_at': _dict(previous).get('generated_at'), 'new_nodes': sorted(set(now) - set(before)),
+            'gone_nodes': sorted(set(before) - set(now)), 'changed': status}
+
+
+def fleet_plan(rows, plan_args):
+    """The planner over the fleet's measurements: the median sweep ceiling and latency, the slowest node now and
+    tuned. None without plan arguments or measurements; {error} when the planner refuses them."""
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import planner
+    args = dict(_dict(plan_args))
+    if not args.get('checkpoint'):
+        return None
+    args.setdefault('drive_mib_s', median([r['sweep_ceiling_mib_s'] for r in rows]))
+    args.setdefault('latency_ms', median([r['latency_ms'] for r in rows]))
+    before = [r['bw_before'] for r in rows if r['bw_before']]
+    after = [r['bw_after'] for r in rows if r['bw_after']]
+    if before:
+        args.setdefault('now_mib_s', min(before) * 1024)
+    if after:
+        args.setdefault('tuned_mib_s', min(after) * 1024)
+    if args.get('drive_mib_s') is None or args.get('latency_ms') is None:
+        return {'error': 'no depth sweep in the facts: give drive_mib_s and latency_ms'}
+    checkpoint = args.pop('checkpoint')
+    try:
+        result = planner.plan(checkpoint, **args)
+    except (ValueError, TypeError) as exc:
+        return {'error': str(exc)}
+    result['line'] = planner.plan_line(result)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------------------- docs
+def _compact(value):
+    return json.dumps(value, separators=(',', ':'), sort_keys=True, allow_nan=False)
+
+
+def _script_json(value):
+    """JSON safe inside a <script> element (no '</', no '<!--', no U+2028/9 surprises)."""
+    return (value.replace('<', '\\u003c').replace('>', '\\u003e').replace('&', '\\u0026')
+            .replace(u'\u2028', '\\u2028').replace(u'\u2029', '\\u2029'))
+
+
+def detail_of(record):
+    """What the page loads when a node opens: compact arrays."""
+    return {'d': [[d['name'], d['serial'], d['model'], d['size_bytes'], d['os_drive'], d['temp_c'], d['wctemp_c'],
+                   d['throttled'], d['scheduler'], d['nr_requests'], d['read_ahead_kb'], d['max_sectors_kb'],
+                   d['nomerges'], d['rq_affinity'], d['io_queues'], d['link'], d['drift']] for d in record['drives']],
+            'x': [[x['layer'], x['item'], x['setting'], x['found'], x['target']] for x in record['drift']],
+            'f': [[f['severity'], f['device'], f['message'], f['fix']] for f in record['findings']],
+            'c': record['curve'], 't': record['thermal']}
+
+
+def iter_cache(cache_dir, prefix=''):
+    """(host, document) of every host of a jsonfile fact cache (2.19's s1_<host> files with a __payload__, or the
+    older plain <host> files), in name order, one file in memory at a time."""
+    names = sorted(os.listdir(cache_dir))
+    seen = set()
+    for name in names:
+        if name.startswith('.') or not name.startswith(prefix):
+            continue
+        path = os.path.join(cache_dir, name)
+        if not os.path.isfile(path):
+            continue
+        host = name[len(prefix):]
+        if host.startswith('s1_'):
+            host = host[3:]
+        if host in seen:
+            continue
+        seen.add(host)
+        with open(path, 'rb') as handle:
+            try:
+                doc = json.loads(handle.read().decode('utf-8'))
+            except ValueError:
+                yield host, {'__unreadable__': name}
+                continue
+        if isinstance(doc, dict) and '__payload__' in doc:
+            payload = doc['__payload__']
+            try:
+                doc = json.loads(payload) if isinstance(payload, str) else payload
+            except ValueError:
+                doc = {'__unreadable__': name}
+        yield host, doc
+
+
+def build(nodes, out_dir, name='fleet_report', targets=None, plan_args=None, previous=None, stale_hours=24.0,
+          outlier_fraction=0.8, verify_dir=None, now=None, title='Checkpoint I/O fleet report', source=None):
+    """Write <name>.html, <name>.json, <name>_nodes.csv, <name>_drives.csv under ``out_dir`` from ``nodes`` (an
+    iterable of (host, document)). Returns {paths, overview, plan, summary (lines), nodes}."""
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fleet_report_html
+    now = now or time.time()
+    paths = dict((k, os.path.join(out_dir, name + suffix)) for k, suffix in (
+        ('html', '.html'), ('json', '.json'), ('nodes_csv', '_nodes.csv'), ('drives_csv', '_drives.csv')))
+    tmp_details = os.path.join(out_dir, '.%s.details.tmp' % name)
+    rows, chunks, pending = [], [], []
+    with open(tmp_details, 'w') as details, open(paths['drives_csv'] + '.tmp', 'w', newline='') as drives_file:
+        drives_csv = csv.writer(drives_file)
+        drives_csv.writerow(DRIVE_CSV)
+        for host, doc in nodes:
+            verify = None
+            if verify_dir:
+                path = os.path.join(verify_dir, '%s.json' % host)
+                if os.path.isfile(path):
+                    try:
+                        with open(path) as handle:
+                            verify = json.load(handle)
+                    except ValueError:
+                        verify = None
+            record = node_record(host, doc, targets, now, stale_hours, verify)
+            if isinstance(doc, dict) and doc.get('__unreadable__'):
+                record['findings'].insert(0, _finding('error', None, 'cache file %s is not JSON' % doc['__unreadable__'],
+                                                      'gather the host again'))
+                record['row']['errors'] += 1
+                record['row']['status'] = 'error'
+            rows.append(record['row'])
+            details.write(_compact({'drives': record['drives'], 'drift': record['drift'],
+                                    'findings': record['findings'], 'curve': record['curve'],
+                                    'thermal': record['thermal']}) + '\n')
+            for d in record['drives']:
+                drives_csv.writerow([host] + [d.get(k) for k in DRIVE_CSV[1:]])
+            pending.append(detail_of(record))
+            if len(pending) == CHUNK:
+                chunks.append(_pack(pending))
+                pending = []
+        if pending:
+            chunks.append(_pack(pending))
+    os.rename(paths['drives_csv'] + '.tmp', paths['drives_csv'])
+    fleet = overview(rows, outlier_fraction)
+    plan = fleet_plan(rows, plan_args)
+    delta = changes(rows, previous)
+    header = {'schema': SCHEMA, 'schema_version': SCHEMA_VERSION, 'title': title,
+              'generated_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now)), 'source': source,
+              'fleet': fleet, 'plan': plan, 'changes': delta}
+
+    with open(paths['json'] + '.tmp', 'w') as out, open(tmp_details) as details:
+        text = _compact(header)
+        out.write(text[:-1] + ',"nodes":[')
+        for i, (row, line) in enumerate(zip(rows, details)):
+            node = json.loads(line)
+            node.update(row)
+            out.write((',' if i else '') + _compact(node))
+        out.write(']}\n')
+    os.rename(paths['json'] + '.tmp', paths['json'])
+    os.unlink(tmp_details)
+
+    with open(paths['nodes_csv'] + '.tmp', 'w', newline='') as handle:
+        writer = csv.writer(handle)
+        writer.writerow(NODE_CSV)
+        for row in rows:
+            writer.writerow([row.get(k) for k in NODE_CSV])
+    os.rename(paths['nodes_csv'] + '.tmp', paths['nodes_csv'])
+
+    page = {'h': header, 'k': list(ROW_KEYS), 'r': [[row[k] for k in ROW_KEYS] for row in rows], 'n': CHUNK}
+    with open(paths['html'] + '.tmp', 'w') as out:
+        out.write(fleet_report_html.render(title, _script_json(_compact(page)), chunks))
+    os.rename(paths['html'] + '.tmp', paths['html'])
+    lines = summary_lines(fleet, rows, plan, delta)
+    return {'paths': paths, 'overview': fleet, 'plan': plan, 'changes': delta, 'summary': lines,
+            'nodes': len(rows), 'html_bytes': os.path.getsize(paths['html'])}
+
+
+def _pack(details):
+    """One chunk of node details: compact JSON, deflated (raw DEFLATE, the browser's 'deflate-raw'), base64."""
+    raw = _compact(details).encode('utf-8')
+    comp = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return base64.b64encode(comp.compress(raw) + comp.flush()).decode('ascii')
+
+
+def summary_lines(fleet, rows, plan=None, delta=None, worst=5):
+    """The console summary: counts, the worst nodes, the plan's line."""
+    lines = ['%d nodes, %d data drives; status: %s' % (fleet['nodes'], fleet['drives'], ', '.join(
+        '%s %d' % (k, v) for k, v in sorted(fleet['status'].items()))),
+        'findings: %s; drift on %d nodes; %d outliers below %d%% of the median %s GiB/s; %d throttled drives' % (
+            ', '.join('%d %s' % (fleet['findings'][s], s) for s in SEVERITIES), fleet['drift_nodes'],
+            fleet['outliers'], round(fleet['outlier_fraction'] * 100),
+            round(fleet['bandwidth_median_gib_s'], 3) if fleet['bandwidth_median_gib_s'] else 'n/a',
+            fleet['throttled_drives']),
+        'GDS paths: %s' % ', '.join('%s %d' % kv for kv in sorted(fleet['gds_paths'].items()))]
+    ranked = sorted(rows, key=lambda r: (-r['errors'], -r['warnings'], -r['drift'], r['bw_after'] or 0, r['host']))
+    bad = [r for r in ranked if r['errors'] or r['warnings'] or r['drift']][:worst]
+    for r in bad:
+        lines.append('worst: %s %s (%d errors, %d warnings, %d drifted settings%s)' % (
+            r['host'], r['status'], r['errors'], r['warnings'], r['drift'],
+            (', %s GiB/s' % r['bw_after']) if r['bw_after'] is not None else ''))
+    if plan:
+        lines.append('plan: %s' % (plan.get('line') or plan.get('error')))
+    if delta:
+        lines.append('since %s: %d new, %d gone, %d changed' % (delta['previous_generated_at'],
+                                                                len(delta['new_nodes']), len(delta['gone_nodes']),
+                                                                len(delta['changed'])))
+    return lines
+
+
+def read_previous(path):
+    """A previous report's JSON (its header and rows), or None where there is none."""
+    if not path or not os.path.isfile(path):
+        return None
+    with io.open(path, encoding='utf-8') as handle:
+        return json.load(handle)

@@ -1,0 +1,208 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet report's page: one self-contained HTML file (no network fetch; works opened from disk).
+
+The rows and the overview are one compact JSON document in a <script type="application/json">; each node's details
+(drives, drift, findings, depth curve, thermal series) are in chunks of CHUNK nodes, raw-deflated and base64'd in
+<script type="application/octet-stream"> elements, decoded (DecompressionStream) only when a node of the chunk is
+opened. Every value reaches the page through textContent or SVG attributes set by DOM calls, never as markup.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import html
+
+CSS = u"""
+body{font-family:system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
+header{background:#1f3a5f;color:#fff;padding:10px 18px}h1{font-size:20px;margin:0}
+main{padding:12px 18px}.cards{display:flex;flex-wrap:wrap;gap:10px}.card{background:#fff;border:1px solid #d0d5dd;
+border-radius:6px;padding:8px 12px;min-width:150px}.card b{display:block;font-size:22px}
+.plots{display:flex;flex-wrap:wrap;gap:16px;margin:12px 0}.plot{background:#fff;border:1px solid #d0d5dd;
+border-radius:6px;padding:6px}table{border-collapse:collapse;background:#fff;font-size:13px}
+th,td{border:1px solid #d0d5dd;padding:3px 6px;text-align:left}th{background:#e9edf2;cursor:pointer;
+user-select:none}tr.node:hover{background:#eef4ff;cursor:pointer}.s-error{color:#b42318;font-weight:600}
+.s-warning,.s-stale{color:#b54708;font-weight:600}.s-drift{color:#175cd3}.s-ok{color:#067647}
+.s-missing{color:#667085;font-weight:600}.controls{margin:10px 0;display:flex;gap:8px;align-items:center}
+#detail{background:#fff;border:1px solid #98a2b3;border-radius:6px;padding:10px;margin-top:12px}
+.sev-error{color:#b42318}.sev-warning{color:#b54708}.sev-info{color:#475467}.muted{color:#667085}
+.drift{background:#fff4e5}
+"""
+
+JS = u"""
+(function(){
+'use strict';
+var DATA=JSON.parse(document.getElementById('fleet-data').textContent);
+var KEYS=DATA.k, H=DATA.h, ROWS=DATA.r.map(function(a){var o={};KEYS.forEach(function(k,i){o[k]=a[i];});return o;});
+ROWS.forEach(function(r,i){r._i=i;});
+var PAGE=50, state={sort:'status',dir:1,page:0,q:'',status:''}, cache={};
+var SVGNS='http://www.w3.org/2000/svg';
+function el(tag,text,cls){var e=document.createElement(tag);if(text!==undefined&&text!==null)e.textContent=String(text);
+ if(cls)e.className=cls;return e;}
+function svg(tag,attrs,text){var e=document.createElementNS(SVGNS,tag);for(var k in attrs)e.setAttribute(k,attrs[k]);
+ if(text!==undefined)e.textContent=String(text);return e;}
+function fmt(v){return v===null||v===undefined?'\u2013':(typeof v==='number'?(Math.round(v*1000)/1000):String(v));}
+var RANK={error:0,missing:1,stale:2,warning:3,drift:4,ok:5};
+function cards(){
+ var f=H.fleet, box=document.getElementById('cards');
+ function card(label,value){var c=el('div',null,'card');c.appendChild(el('b',value));c.appendChild(el('span',label));
+  box.appendChild(c);}
+ card('nodes',f.nodes);card('data drives',f.drives);
+ Object.keys(f.status).sort().forEach(function(k){card('status '+k,f.status[k]);});
+ ['error','warning','info'].forEach(function(s){card('findings: '+s,f.findings[s]);});
+ Object.keys(f.gds_paths).sort().forEach(function(k){card('GDS path: '+k,f.gds_paths[k]);});
+ card('nodes with drift',f.drift_nodes);card('outliers (< '+Math.round(f.outlier_fraction*100)+'% of median)',f.outliers);
+ card('median bandwidth GiB/s',fmt(f.bandwidth_median_gib_s));card('throttled drives',f.throttled_drives);
+ var p=document.getElementById('plan');
+ if(H.plan){p.textContent='Checkpoint plan: '+(H.plan.line||H.plan.error);}
+ var c=document.getElementById('changes');
+ if(H.changes){c.textContent='Since '+H.changes.previous_generated_at+': '+H.changes.new_nodes.length+' new, '+
+  H.changes.gone_nodes.length+' gone, '+H.changes.changed.length+' changed ('+
+  H.changes.changed.slice(0,10).map(function(x){return x.host+' '+x.status_before+'\u2192'+x.status;}).join(', ')+')';}
+ bars(document.getElementById('bwplot'),f.bandwidth_histogram,'checkpoint bandwidth (GiB/s)');
+ bars(document.getElementById('tplot'),f.temperature_histogram,'hottest drive per node (\u00b0C)');
+}
+function bars(host,hist,label){
+ var W=360,Hh=170,s=svg('svg',{width:W,height:Hh,role:'img'});s.appendChild(svg('title',{},label));
+ s.appendChild(svg('text',{x:6,y:14,'font-size':12},label));
+ if(!hist.length){s.appendChild(svg('text',{x:6,y:60,'font-size':12},'no data'));host.appendChild(s);return;}
+ var max=Math.max.apply(null,hist.map(function(b){return b[2];})),bw=(W-40)/hist.length;
+ hist.forEach(function(b,i){var h=max?(b[2]/max)*(Hh-60):0;
+  var r=svg('rect',{x:30+i*bw,y:Hh-30-h,width:bw-2,height:h,fill:'#3e6ea8'});
+  r.appendChild(svg('title',{},fmt(b[0])+'\u2013'+fmt(b[1])+': '+b[2]));s.appendChild(r);});
+ s.appendChild(svg('text',{x:30,y:Hh-12,'font-size':11},fmt(hist[0][0])));
+ s.appendChild(svg('text',{x:W-60,y:Hh-12,'font-size':11},fmt(hist[hist.length-1][1])));
+ host.appendChild(s);
+}
+function filtered(){
+ var q=state.q.toLowerCase(),st=state.status;
+ var out=ROWS.filter(function(r){if(st&&r.status!==st)return false;if(!q)return true;
+  return (r.host+' '+r.status+' '+(r.gds||'')+' '+(r.kernel||'')).toLowerCase().indexOf(q)>=0;});
+ var k=state.sort,d=state.dir;
+ out.sort(function(a,b){var x=a[k],y=b[k];if(k==='status'){x=RANK[x];y=RANK[y];}
+  if(x===y)return a.host<b.host?-1:a.host>b.host?1:0;if(x===null||x===undefined)return 1;if(y===null||y===undefined)return -1;
+  return (x<y?-1:1)*d;});
+ return out;
+}
+var COLS=[['host','node'],['status','status'],['drives','drives'],['gds','GDS path'],['temp_max_c','max \u00b0C'],
+ ['throttled','throttled'],['bw_before','before GiB/s'],['bw_after','after GiB/s'],['ratio','ratio'],['errors','errors'],
+ ['warnings','warnings'],['drift','drift'],['outlier','outlier'],['age_h','age h']];
+function table(){
+ var rows=filtered(),pages=Math.max(1,Math.ceil(rows.length/PAGE));if(state.page>=pages)state.page=pages-1;
+ var t=document.getElementById('nodes'),head=el('tr');t.textContent='';
+ COLS.forEach(function(c){var th=el('th',c[1]+(state.sort===c[0]?(state.dir>0?' \u25b2':' \u25bc'):''));
+  th.dataset.key=c[0];th.addEventListener('click',function(){if(state.sort===c[0])state.dir=-state.dir;else{state.sort=c[0];
+  state.dir=1;}table();});head.appendChild(th);});
+ var thead=el('thead');thead.appendChild(head);t.appendChild(thead);var tb=el('tbody');
+ rows.slice(state.page*PAGE,(state.page+1)*PAGE).forEach(function(r){var tr=el('tr',null,'node');tr.dataset.index=r._i;
+  COLS.forEach(function(c){var td=el('td',c[0]==='outlier'?(r.outlier?'yes':''):fmt(r[c[0]]));
+   if(c[0]==='status')td.className='s-'+r.status;tr.appendChild(td);});
+  tr.addEventListener('click',function(){open(r._i);});tb.appendChild(tr);});
+ t.appendChild(tb);
+ document.getElementById('pageinfo').textContent='page '+(state.page+1)+' of '+pages+' ('+rows.length+' nodes)';
+}
+function chunk(n){
+ if(cache[n])return cache[n];
+ var b64=document.getElementById('chunk-'+n).textContent.trim(),bin=atob(b64),u=new Uint8Array(bin.length);
+ for(var i=0;i<bin.length;i++)u[i]=bin.charCodeAt(i);
+ var stream=new Blob([u]).stream().pipeThrough(new DecompressionStream('deflate-raw'));
+ cache[n]=new Response(stream).text().then(JSON.parse);return cache[n];
+}
+function open(i){
+ var r=ROWS[i];chunk(Math.floor(i/DATA.n)).then(function(list){render(r,list[i%DATA.n]);})
+  .catch(function(e){document.getElementById('detail').textContent='node details could not be decoded: '+e;});
+}
+function grid(head,rows,rowClass){var t=el('table'),h=el('tr');head.forEach(function(x){h.appendChild(el('th',x));});
+ t.appendChild(h);rows.forEach(function(r){var tr=el('tr');if(rowClass)tr.className=rowClass(r)||'';
+ r.forEach(function(v){tr.appendChild(el('td',fmt(v)));});t.appendChild(tr);});return t;}
+function line(title,xl,yl,series){
+ var W=460,Hh=240,L=50,B=36,s=svg('svg',{width:W,height:Hh,role:'img'});s.appendChild(svg('title',{},title));
+ s.appendChild(svg('text',{x:6,y:14,'font-size':12},title));
+ var pts=[];Object.keys(series).forEach(function(k){pts=pts.concat(series[k]);});
+ if(!pts.length){s.appendChild(svg('text',{x:L,y:80,'font-size':12},'not measured'));return s;}
+ var xs=pts.map(function(p){return p[0];}),ys=pts.map(function(p){return p[1];});
+ var x0=Math.min.apply(null,xs),x1=Math.max.apply(null,xs),y0=Math.min(0,Math.min.apply(null,ys)),y1=Math.max.apply(null,ys);
+ if(x1===x0)x1=x0+1;if(y1===y0)y1=y0+1;
+ function X(v){return L+(v-x0)/(x1-x0)*(W-L-10);}function Y(v){return Hh-B-(v-y0)/(y1-y0)*(Hh-B-24);}
+ s.appendChild(svg('line',{x1:L,y1:Hh-B,x2:W-10,y2:Hh-B,stroke:'#667085'}));
+ s.appendChild(svg('line',{x1:L,y1:24,x2:L,y2:Hh-B,stroke:'#667085'}));
+ s.appendChild(svg('text',{x:L,y:Hh-20,'font-size':11},fmt(x0)));s.appendChild(svg('text',{x:W-60,y:Hh-20,'font-size':11},fmt(x1)));
+ s.appendChild(svg('text',{x:2,y:Hh-B,'font-size':11},fmt(y0)));s.appendChild(svg('text',{x:2,y:30,'font-size':11},fmt(y1)));
+ s.appendChild(svg('text',{x:W/2-40,y:Hh-4,'font-size':11},xl));s.appendChild(svg('text',{x:L+4,y:36,'font-size':11},yl));
+ var colors=['#3e6ea8','#d9480f','#2b8a3e','#862e9c','#c92a2a','#0b7285'];
+ Object.keys(series).forEach(function(k,j){var c=colors[j%colors.length];
+  s.appendChild(svg('polyline',{points:series[k].map(function(p){return X(p[0])+','+Y(p[1]);}).join(' '),fill:'none',
+   stroke:c,'stroke-width':2,'class':'series'}));
+  series[k].forEach(function(p){var d=svg('circle',{cx:X(p[0]),cy:Y(p[1]),r:2.5,fill:c});
+   d.appendChild(svg('title',{},k+': '+fmt(p[0])+', '+fmt(p[1])));s.appendChild(d);});
+  s.appendChild(svg('text',{x:W-120,y:40+14*j,'font-size':11,fill:c},k));});
+ return s;
+}
+function render(r,d){
+ var box=document.getElementById('detail');box.textContent='';box.hidden=false;
+ box.appendChild(el('h2',r.host));
+ box.appendChild(el('p','status '+r.status+'; kernel '+fmt(r.kernel)+'; GDS path '+fmt(r.gds)+'; io_uring allowed '+
+  fmt(r.io_uring)+'; facts gathered '+fmt(r.gathered_at)+(r.outlier?'; OUTLIER: below the fleet median':'')));
+ box.appendChild(el('h3','Drives (every layer\\'s setting)'));
+ box.appendChild(grid(['drive','serial','model','bytes','OS drive','\u00b0C','WCTEMP','throttled','scheduler',
+  'nr_requests','read_ahead_kb','max_sectors_kb','nomerges','rq_affinity','I/O queues','link','drifted'],d.d,
+  function(row){return row[16]?'drift':'';}));
+ box.appendChild(el('h3','Drift: found vs the inventory\\'s target (what tune_checkpoint_nodes.yml would change)'));
+ box.appendChild(d.x.length?grid(['layer','item','setting','found','target'],d.x):el('p','none','muted'));
+ box.appendChild(el('h3','Findings'));var ul=el('ul');
+ d.f.forEach(function(f){var li=el('li',null,'sev-'+f[0]);li.appendChild(el('b',f[0]+(f[1]?' '+f[1]:'')+': '));
+  li.appendChild(document.createTextNode(f[2]));if(f[3])li.appendChild(el('div','fix: '+f[3],'muted'));ul.appendChild(li);});
+ if(!d.f.length)ul.appendChild(el('li','none','muted'));box.appendChild(ul);
+ box.appendChild(el('h3','Plots'));var plots=el('div',null,'plots');
+ var curve={'bandwidth MiB/s':d.c.map(function(p){return [p[0],p[1]];})};
+ var p1=el('div',null,'plot');p1.id='depth-curve';p1.appendChild(line('depth curve (sweep)','queue depth per stream','MiB/s',curve));
+ var p2=el('div',null,'plot');p2.id='thermal-series';p2.appendChild(line('thermal series (sustained write)','s','\u00b0C',d.t));
+ var bw={};if(r.bw_before!==null)bw.before=r.bw_before;if(r.bw_after!==null)bw.after=r.bw_after;
+ var p3=el('div',null,'plot');p3.id='bandwidth';
+ p3.appendChild(bars2('checkpoint bandwidth before / after (GiB/s)',bw));
+ plots.appendChild(p1);plots.appendChild(p2);plots.appendChild(p3);box.appendChild(plots);
+ box.scrollIntoView();
+}
+function bars2(title,values){
+ var W=300,Hh=200,s=svg('svg',{width:W,height:Hh,role:'img'});s.appendChild(svg('title',{},title));
+ s.appendChild(svg('text',{x:6,y:14,'font-size':12},title));var keys=Object.keys(values);
+ if(!keys.length){s.appendChild(svg('text',{x:20,y:80,'font-size':12},'not measured'));return s;}
+ var max=Math.max.apply(null,keys.map(function(k){return values[k];}))||1;
+ keys.forEach(function(k,i){var h=values[k]/max*(Hh-70);
+  s.appendChild(svg('rect',{x:40+i*110,y:Hh-30-h,width:80,height:h,fill:i?'#2b8a3e':'#98a2b3'}));
+  s.appendChild(svg('text',{x:40+i*110,y:Hh-12,'font-size':12},k+' '+fmt(values[k])));});
+ return s;
+}
+document.getElementById('filter').addEventListener('input',function(e){state.q=e.target.value;state.page=0;table();});
+document.getElementById('status').addEventListener('change',function(e){state.status=e.target.value;state.page=0;table();});
+document.getElementById('prev').addEventListener('click',function(){if(state.page>0){state.page--;table();}});
+document.getElementById('next').addEventListener('click',function(){state.page++;table();});
+document.getElementById('generated').textContent='generated '+H.generated_at+(H.source?' from '+H.source:'')+
+ ' \u2013 schema '+H.schema+' v'+H.schema_version;
+cards();table();
+})();
+"""
+
+
+def render(title, page_json, chunks):
+    """The page: ``page_json`` already safe inside <script> (fleet_report._script_json), ``chunks`` base64 text."""
+    parts = [u'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+             u'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+             u'script-src \'unsafe-inline\'; style-src \'unsafe-inline\'; connect-src blob: data:">',
+             u'<title>%s</title><style>%s</style></head><body>' % (html.escape(title), CSS),
+             u'<header><h1>%s</h1><div id="generated"></div></header><main>' % html.escape(title),
+             u'<section id="overview"><div class="cards" id="cards"></div><p id="plan"></p><p id="changes"></p>'
+             u'<div class="plots"><div class="plot" id="bwplot"></div><div class="plot" id="tplot"></div></div>'
+             u'</section>',
+             u'<section><div class="controls"><input id="filter" type="search" placeholder="filter nodes">'
+             u'<select id="status"><option value="">all statuses</option>'
+             + u''.join(u'<option>%s</option>' % s for s in ('error', 'missing', 'stale', 'warning', 'drift', 'ok'))
+             + u'</select><button id="prev">&larr; prev</button><button id="next">next &rarr;</button>'
+             u'<span id="pageinfo"></span></div><table id="nodes"></table></section>',
+             u'<section id="detail" hidden></section></main>',
+             u'<script type="application/json" id="fleet-data">%s</script>\n' % page_json]
+    for i, chunk in enumerate(chunks):
+        parts.append(u'<script type="application/octet-stream" id="chunk-%d">%s</script>\n' % (i, chunk))
+    parts.append(u'<script>%s</script></body></html>\n' % JS)
+    return u''.join(parts)

@@ -1,0 +1,214 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: fleet_report
+short_description: Write the fleet report (HTML, JSON, CSV) from a fact cache, on the controller
+version_added: 0.3.0
+description:
+  - Reads one document per host from a directory laid out like ansible's C(ansible.builtin.jsonfile) fact cache
+    (2.19's C(s1_<host>) files with C(__payload__), or plain C(<host>) files; the fleet_report role writes the same
+    from live facts or from any configured cache plugin, C(community.general.redis) included), one host at a time,
+    and writes on the machine it runs on (the controller - run it with C(delegate_to: localhost) and
+    C(run_once: true)) one self-contained HTML page, a JSON document (schema
+    C(ai_storage.checkpoint_io.fleet_report), version 1, described in docs/fleet_report_schema.md) and two CSV
+    files (one row per node, one per drive).
+  - A host's document holds C(checkpoint_io) (the facts of M(ai_storage.checkpoint_io.checkpoint_io_facts); the
+    state records give the depth sweep, the thermal series and the baseline), optionally C(checkpoint_io_verify)
+    (the verification's report; also read from O(verify_dir)) and C(fleet_report_targets) (the host's targets).
+  - Drift is every setting a role manages, found against the target (O(targets) over the role defaults, the host's
+    own C(fleet_report_targets) over both).
+  - The logic is in module_utils/fleet_report.py (the page in fleet_report_html.py), the planner's in planner.py.
+author:
+  - ai_storage checkpoint_io maintainers (@ai-storage)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: Builds the report in a temporary directory, returns its summary and removes it; O(out_dir) is untouched.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+options:
+  cache_dir:
+    description: The fact cache directory (absolute), one file per host.
+    type: path
+    required: true
+  cache_prefix:
+    description: The cache plugin's C(prefix) (the files' names start with it).
+    type: str
+    default: ''
+  out_dir:
+    description: The directory the report is written to (absolute; made when missing).
+    type: path
+    required: true
+  name:
+    description: The files' base name (letters, digits, C(_), C(-), C(.); at most 100).
+    type: str
+    default: fleet_report
+  title:
+    description: The page's title.
+    type: str
+    default: Checkpoint I/O fleet report
+  targets:
+    description:
+      - The targets of the managed settings, by role variable (C(block_layer_scheduler), C(block_layer_read_ahead),
+        C(block_layer_nr_requests), C(block_layer_max_sectors_kb), C(block_layer_nomerges), C(block_layer_rq_affinity),
+        C(deepspeed_config_queue_depth), C(deepspeed_config_block_size), C(deepspeed_config_intra_op_parallelism),
+        C(deepspeed_config_single_submit), C(deepspeed_config_overlap_events), C(xfs_mount_options),
+        C(io_uring_engine_allowed)); the role defaults for the rest. V(null) - not compared.
+    type: dict
+    default: {}
+  plan:
+    description:
+      - The planner's arguments (filter P(ai_storage.checkpoint_io.checkpoint_plan#filter)) - C(checkpoint) (a size
+        or a preset), C(ranks_per_node), C(window_s), and optionally C(mtbf_hours), C(nodes),
+        C(accelerators_per_node), C(block_size), C(drive_mib_s) and C(latency_ms) (by default the fleet's median
+        sweep ceiling per drive and latency), C(now_mib_s) and C(tuned_mib_s) (by default the slowest node's
+        verification before and after). Empty - no plan.
+    type: dict
+    default: {}
+  previous:
+    description: A previous report's JSON; the page and the JSON show what changed since.
+    type: path
+  verify_dir:
+    description: A directory of the verification's C(<host>.json) reports (the verification role's C(verify/)).
+    type: path
+  stale_hours:
+    description: Facts older than this (hours) are stale.
+    type: float
+    default: 24
+  outlier_fraction:
+    description: A node below this fraction of the median bandwidth of the nodes with as many drives is an outlier.
+    type: float
+    default: 0.8
+'''
+
+EXAMPLES = r'''
+- name: Fleet report from the jsonfile fact cache, without contacting any host
+  ai_storage.checkpoint_io.fleet_report:
+    cache_dir: /var/cache/ansible/facts
+    out_dir: /srv/reports/fleet
+    plan: {checkpoint: llama3-70b, ranks_per_node: 8, window_s: 60, mtbf_hours: 20000}
+  delegate_to: localhost
+  run_once: true
+'''
+
+RETURN = r'''
+paths:
+  description: The files written (keys html, json, nodes_csv, drives_csv).
+  returned: always
+  type: dict
+  sample: {html: /srv/reports/fleet/fleet_report.html, json: /srv/reports/fleet/fleet_report.json}
+nodes:
+  description: Hosts in the report.
+  returned: always
+  type: int
+  sample: 10000
+html_bytes:
+  description: The page's size.
+  returned: always
+  type: int
+  sample: 6100000
+overview:
+  description: The fleet's overview (the JSON's C(fleet)).
+  returned: always
+  type: dict
+plan:
+  description: The planner's result (with C(line)), C({error}) where it refused, V(null) without O(plan).
+  returned: always
+  type: dict
+summary:
+  description: The console summary, one line each (counts, the worst nodes, the plan).
+  returned: always
+  type: list
+  elements: str
+'''
+
+import os
+import re
+import shutil
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fleet_report
+
+NAME_RE = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$')
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            cache_dir=dict(type='path', required=True),
+            cache_prefix=dict(type='str', default=''),
+            out_dir=dict(type='path', required=True),
+            name=dict(type='str', default='fleet_report'),
+            title=dict(type='str', default='Checkpoint I/O fleet report'),
+            targets=dict(type='dict', default={}),
+            plan=dict(type='dict', default={}),
+            previous=dict(type='path'),
+            verify_dir=dict(type='path'),
+            stale_hours=dict(type='float', default=24.0),
+            outlier_fraction=dict(type='float', default=0.8),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    for key in ('cache_dir', 'out_dir', 'previous', 'verify_dir'):
+        if p[key] is not None and not os.path.isabs(p[key]):
+            module.fail_json(msg='%s: %r is not an absolute path' % (key, p[key]))
+    if not os.path.isdir(p['cache_dir']):
+        module.fail_json(msg='cache_dir: %r is not a directory' % p['cache_dir'])
+    if p['verify_dir'] is not None and not os.path.isdir(p['verify_dir']):
+        module.fail_json(msg='verify_dir: %r is not a directory' % p['verify_dir'])
+    if not NAME_RE.match(p['name'] or '') or p['name'] in ('.', '..'):
+        module.fail_json(msg='name: %r must be letters, digits, _ - . (at most 100, not . or ..)' % (p['name'],))
+    if not 0 < p['stale_hours'] <= 24 * 3650:
+        module.fail_json(msg='stale_hours: %r must be above 0 and at most 87600' % p['stale_hours'])
+    if not 0 < p['outlier_fraction'] <= 1:
+        module.fail_json(msg='outlier_fraction: %r must be above 0 and at most 1' % p['outlier_fraction'])
+    unknown = sorted(set(p['targets']) - set(fleet_report.DEFAULT_TARGETS))
+    if unknown:
+        module.fail_json(msg='targets: unknown settings %s (known: %s)' % (
+            ', '.join(unknown), ', '.join(sorted(fleet_report.DEFAULT_TARGETS))))
+    previous = None
+    if p['previous']:
+        try:
+            previous = fleet_report.read_previous(p['previous'])
+        except (ValueError, OSError, UnicodeDecodeError) as exc:
+            module.fail_json(msg='previous: %r is not a fleet report JSON: %s' % (p['previous'], exc))
+    out_dir = p['out_dir']
+    scratch = None
+    try:
+        if module.check_mode:
+            scratch = out_dir = tempfile.mkdtemp(prefix='fleet_report.')
+        elif not os.path.isdir(out_dir):
+            os.makedirs(out_dir, 0o755)
+        result = fleet_report.build(
+            fleet_report.iter_cache(p['cache_dir'], p['cache_prefix']), out_dir, name=p['name'],
+            targets=p['targets'], plan_args=p['plan'], previous=previous, stale_hours=p['stale_hours'],
+            outlier_fraction=p['outlier_fraction'], verify_dir=p['verify_dir'], title=p['title'],
+            source=p['cache_dir'])
+    except (OSError, ValueError) as exc:
+        module.fail_json(msg='fleet report: %s' % exc)
+    finally:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+    if scratch:
+        result['paths'] = {}
+    module.exit_json(changed=True, paths=result['paths'], nodes=result['nodes'],
+                     html_bytes=result['html_bytes'], overview=result['overview'], plan=result['plan'],
+                     changes=result['changes'], summary=result['summary'])
+
+
+if __name__ == '__main__':
+    main()
