@@ -72,10 +72,10 @@ def node():
         try:
             assert up.returncode == 0, up.stdout
             inventory = os.path.join(state, "inventory.yml")
-            files = [ckpts[4]["torch"], ckpts[3]["torch"], ckpts[4]["weights"]]
-            copy = subprocess.run(["tar", "-C", tmp + "/ckpt", "-cf", "-"] + [os.path.relpath(f, tmp + "/ckpt")
-                                                                               for f in files],
-                                  check=True, stdout=subprocess.PIPE).stdout
+            files = [os.path.relpath(f, tmp + "/ckpt") for f in (ckpts[4]["torch"], ckpts[3]["torch"],
+                                                                   ckpts[4]["weights"])]
+            copy = subprocess.run(["tar", "-C", tmp + "/ckpt", "-cf", "-"] + files, check=True,
+                                  stdout=subprocess.PIPE).stdout
             put = subprocess.run(LAB + ["ssh", "--state-dir", state, "node1", "--",
                                         "mkdir -p %s && tar -C %s -xf -" % (REMOTE, REMOTE)], input=copy,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300, check=False)
