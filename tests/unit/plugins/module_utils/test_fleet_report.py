@@ -1,0 +1,162 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet report from a fact cache: the lab fleet after a tune run and synthetic nodes (tests/bench/fleet_cache.py,
+made from the facts the collectors gather on the lab-shaped fake node), drift, outliers, stale and missing facts,
+the documents (JSON schema, CSV, the page's embedded data), the change since a previous report."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+import csv
+import json
+import os
+import sys
+import zlib
+
+import pytest
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fleet_report as fr
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'bench'))
+import fleet_cache  # noqa: E402  pylint: disable=wrong-import-position
+
+NOW = 1796256000.0   # 2026-12-03T00:00:00Z
+
+
+@pytest.fixture(scope='module')
+def base():
+    return fleet_cache.base_facts()
+
+
+@pytest.fixture(scope='module')
+def lab(tmp_path_factory, base):
+    cache = str(tmp_path_factory.mktemp('labcache'))
+    fleet_cache.write_cache(cache, 2, lab=True, now=NOW)
+    out = str(tmp_path_factory.mktemp('labreport'))
+    result = fr.build(fr.iter_cache(cache), out, now=NOW, plan_args={
+        'checkpoint': 'llama3-8b', 'ranks_per_node': 2, 'window_s': 60, 'mtbf_hours': 20000})
+    return result
+
+
+def _doc(base, **changes):
+    facts = json.loads(json.dumps(base))
+    stamp = '2026-12-02T23:00:00Z'
+    facts['gathered_at'] = dict((k, stamp) for k in facts['gathered_at'])
+    for path, value in changes.items():
+        node = facts
+        keys = path.split('.')
+        for key in keys[:-1]:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        node[keys[-1]] = value
+    return {'checkpoint_io': facts}
+
+
+def test_lab_fleet_after_a_tune_run(lab):
+    fleet = lab['overview']
+    assert fleet['nodes'] == 2 and fleet['drives'] == 4 and fleet['throttled_drives'] == 1
+    with open(lab['paths']['json']) as handle:
+        doc = json.load(handle)
+    assert doc['schema'] == 'ai_storage.checkpoint_io.fleet_report' and doc['schema_version'] == 1
+    node2 = [n for n in doc['nodes'] if n['host'] == 'node2'][0]
+    assert node2['status'] == 'warning' and node2['throttled'] == 1
+    assert any('DATA0002' in f['message'] and f['fix'] for f in node2['findings'])
+    assert node2['curve'] and set(node2['thermal']) == set(['nvme1n1', 'nvme2n1'])
+    assert node2['bw_before'] < node2['bw_after'] and node2['ratio'] > 1
+    assert lab['plan']['preset'] == 'llama3-8b' and lab['plan']['after']['interval_s'] > 0
+    assert any(line.startswith('worst: node2') for line in lab['summary'])
+
+
+def test_csv_has_a_row_per_node_and_per_drive(lab):
+    with open(lab['paths']['nodes_csv']) as handle:
+        nodes = list(csv.DictReader(handle))
+    with open(lab['paths']['drives_csv']) as handle:
+        drives = list(csv.DictReader(handle))
+    assert [n['host'] for n in nodes] == ['node1', 'node2']
+    assert len(drives) == 6 and set(d['host'] for d in drives) == set(['node1', 'node2'])   # OS drive included
+    assert [d['os_drive'] for d in drives].count('True') == 2
+
+
+def test_page_is_self_contained_and_its_chunks_decode(lab):
+    with open(lab['paths']['html']) as handle:
+        page = handle.read()
+    assert 'http://' not in page.replace('http://www.w3.org/2000/svg', '') and 'https://' not in page
+    assert '<link' not in page and 'src=' not in page
+    chunk = page.split('id="chunk-0">', 1)[1].split('</script>', 1)[0]
+    details = json.loads(zlib.decompress(base64.b64decode(chunk), -15))
+    assert len(details) == 2 and details[1]['c'] and details[1]['t']
+
+
+def test_drift_names_found_and_target(base):
+    ns = base['nvme']['controllers'][1]['namespaces'][0]
+    index = [d['name'] for d in base['block']['devices']].index(ns)
+    doc = _doc(base, **{'block.devices.%d.scheduler' % index: 'mq-deadline', 'block.devices.%d.read_ahead_kb' % index: 128})
+    record = fr.node_record('n1', doc, now=NOW)
+    block = [x for x in record['drift'] if x['layer'] == 'block_layer' and x['item'] == ns]
+    assert {'setting': 'scheduler', 'found': 'mq-deadline', 'target': 'none'} in [
+        dict((k, x[k]) for k in ('setting', 'found', 'target')) for x in block]
+    assert [x['target'] for x in block if x['setting'] == 'read_ahead_kb'] == [1024]
+    fix = [f['fix'] for f in record['findings'] if f['layer'] == 'drift'][0]
+    assert 'tune_checkpoint_nodes.yml --tags' in fix and '--limit n1' in fix
+    # the host's own target wins: read-ahead 128 KiB asked for is no drift
+    doc['fleet_report_targets'] = {'block_layer_read_ahead': '128K', 'block_layer_scheduler': 'mq-deadline'}
+    assert not [x for x in fr.node_record('n1', doc, now=NOW)['drift'] if x['item'] == ns]
+
+
+def test_missing_stale_and_unreadable_nodes(base, tmp_path):
+    assert fr.node_record('gone', {'discovered_interpreter_python': '/usr/bin/python3'}, now=NOW)['row']['status'] \
+        == 'missing'
+    old = _doc(base)
+    old['checkpoint_io']['gathered_at'] = dict((k, '2026-11-01T00:00:00Z') for k in old['checkpoint_io']['gathered_at'])
+    stale = fr.node_record('old', old, now=NOW)
+    assert stale['row']['age_h'] > 24 and any('stale' in f['message'] for f in stale['findings'])
+    partial = _doc(base)
+    del partial['checkpoint_io']['gds']
+    assert any('gds' in f['message'] for f in fr.node_record('p', partial, now=NOW)['findings'])
+    cache = tmp_path / 'cache'
+    cache.mkdir()
+    (cache / 's1_broken').write_text('{not json')
+    (cache / 'plain').write_text(json.dumps(_doc(base)))
+    (cache / 's1_wrapped').write_text(json.dumps({'__payload__': json.dumps(_doc(base))}))
+    hosts = dict(fr.iter_cache(str(cache)))
+    assert sorted(hosts) == ['broken', 'plain', 'wrapped'] and '__unreadable__' in hosts['broken']
+    result = fr.build(fr.iter_cache(str(cache)), str(tmp_path), now=NOW)
+    with open(result['paths']['json']) as handle:
+        nodes = dict((n['host'], n) for n in json.load(handle)['nodes'])
+    assert nodes['broken']['status'] == 'error' and 'not JSON' in nodes['broken']['findings'][0]['message']
+    # the fake node's DATA0002 raises critical warning 2 (temperature): an error with its fix
+    assert [f['device'] for f in nodes['plain']['findings'] if f['severity'] == 'error'] == ['nvme2n1']
+
+
+def test_outliers_against_peers_with_as_many_drives():
+    rows = [{'host': 'n%d' % i, 'drives': 8, 'bw_before': None, 'bw_after': bw, 'status': 'ok', 'warnings': 0,
+             'errors': 0, 'infos': 0, 'drift': 0, 'gds': None, 'temp_max_c': 40, 'throttled': 0, 'outlier': False}
+            for i, bw in enumerate([10.0, 10.2, 9.8, 6.0])]
+    rows.append(dict(rows[0], host='small', drives=4, bw_after=5.0))
+    fleet = fr.overview(rows, 0.8)
+    assert [r['host'] for r in rows if r['outlier']] == ['n3'] and fleet['outliers'] == 1
+    assert rows[3]['status'] == 'warning'
+
+
+def test_markup_in_facts_cannot_close_the_script_element():
+    text = fr._script_json(fr._compact({'host': '</script><script>alert(1)</script>', 'x': u'\u2028'}))
+    assert '</script' not in text and '<' not in text and u'\u2028' not in text
+    assert json.loads(text)['host'] == '</script><script>alert(1)</script>'
+
+
+def test_changes_since_a_previous_report(lab, base, tmp_path):
+    previous = fr.read_previous(lab['paths']['json'])
+    docs = [('node1', _doc(base)), ('node3', _doc(base))]
+    result = fr.build(iter(docs), str(tmp_path), previous=previous, now=NOW)
+    delta = result['changes']
+    assert delta['new_nodes'] == ['node3'] and delta['gone_nodes'] == ['node2']
+    assert delta['previous_generated_at'] == '2026-12-03T00:00:00Z'
+
+
+def test_plan_errors_are_reported_not_raised(base):
+    rows = [fr.node_record('n', _doc(base), now=NOW)['row']]
+    assert 'error' in fr.fleet_plan(rows, {'checkpoint': 'llama3-70b', 'ranks_per_node': 8, 'window_s': 60})
+    bad = fr.fleet_plan(rows, {'checkpoint': 'llama3-70b', 'ranks_per_node': 8, 'window_s': 0,
+                               'drive_mib_s': 100, 'latency_ms': 1})
+    assert 'window_s' in bad['error']
