@@ -672,3 +672,37 @@ def measure(paths, roots, sample_bytes, time_budget, codecs, cores=0, write_mib_
         current.close()
         if old is not None:
             old.close()
+
+
+# --- the summary line -----------------------------------------------------------------------------------------------
+def _class_ratios(classes, codec):
+    parts = []
+    for cls in sorted(classes or {}):
+        entry = (classes[cls].get('codecs') or {}).get(codec) or {}
+        if entry.get('ratio'):
+            parts.append('%s x%.2f' % (cls, entry['ratio']))
+    return ', '.join(parts) or 'nothing measured'
+
+
+def summary_line(result):
+    """One line of a checkpoint_compression result: the ratio by tensor class with the projection's codec, the delta's,
+    the projected effective bandwidth and the bound that binds."""
+    if not isinstance(result, dict) or 'classes' not in result:
+        raise ValueError('%r is not a checkpoint_compression result' % (result,))
+    projection = result.get('projection')
+    if not projection:
+        return 'no codec measured (asked: %s)' % (', '.join(result.get('codecs_measured') or []) or 'none available')
+    codec = projection['codec']
+    line = '%s: %s' % (codec, _class_ratios(result['classes'], codec))
+    delta = result.get('delta') or {}
+    if delta.get('classes'):
+        line += '; delta %s' % _class_ratios(delta['classes'], codec)
+    cores = (result.get('cores') or {}).get('used')
+    if projection.get('effective_mib_s') is None:
+        line += '; whole checkpoint x%.2f, compression %.1f MiB/s on %s cores (no write bandwidth given)' % (
+            projection['ratio'], projection['compress_bound_mib_s'], cores)
+        return line
+    return line + ('; effective %.1f MiB/s (%s-bound: write %.1f MiB/s x%.2f = %.1f, compression %.1f MiB/s on %s '
+                   'cores)' % (projection['effective_mib_s'], projection['bound'], projection['write_mib_s'],
+                               projection['ratio'], projection['write_bound_mib_s'], projection['compress_bound_mib_s'],
+                               cores))

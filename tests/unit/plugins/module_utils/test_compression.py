@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import math
+import os
 import zlib
 
 import numpy
@@ -199,3 +200,18 @@ def test_pickle_scan_on_real_and_hostile_pickles():
     assert compression.pickle_storage_types(b'\x80\x02}q\x00.') == {}
     with pytest.raises(ValueError):
         compression.pickle_storage_types(b'\x80\x02\xff')
+
+
+def test_summary_line_by_class_delta_and_bound(ckpts):
+    result = compression.measure([ckpts[4]['torch']], [os.path.dirname(os.path.dirname(ckpts[4]['torch']))], BIG,
+                                 600, ['huffman'], 1, 100.0, previous=[ckpts[3]['torch']])
+    line = compression.summary_line(result)
+    p = result['projection']
+    assert line.startswith('huffman: bf16 x%.2f, fp32 x%.2f; delta bf16 x' % (
+        result['classes']['bf16']['codecs']['huffman']['ratio'], result['classes']['fp32']['codecs']['huffman']['ratio']))
+    assert ('effective %.1f MiB/s (%s-bound: write 100.0 MiB/s' % (p['effective_mib_s'], p['bound'])) in line
+    assert line.endswith('on 1 cores)')
+    result = compression.measure([ckpts[4]['torch']], [ckpts[4]['torch']], BIG, 600, ['huffman'], 1)
+    assert '(no write bandwidth given)' in compression.summary_line(result)
+    with pytest.raises(ValueError):
+        compression.summary_line({'msg': 'failed'})
