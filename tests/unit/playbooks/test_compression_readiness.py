@@ -1,0 +1,76 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""playbooks/compression_readiness.yml on this machine (connection local) with a generated checkpoint: the write
+bandwidth comes from the verification's report on the controller (<report_dir>/verify/<node>.json, its
+after-tuning median), the result is written to <report_dir>/compression/<node>.json and shown as one line; an
+explicit bandwidth wins over the report."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+import pytest
+
+from checkpoints import make_checkpoints
+from conftest import ROOT
+from helpers import run_playbook
+
+PLAYBOOK = os.path.join(ROOT, 'playbooks', 'compression_readiness.yml')
+
+
+@pytest.fixture(scope='module')
+def ckpts(tmp_path_factory):
+    return make_checkpoints(tmp_path_factory.mktemp('ckpt'), hidden=128)
+
+
+def _run(tmp_path, ckpts, **more):
+    reports = tmp_path / 'reports'
+    (reports / 'verify').mkdir(parents=True, exist_ok=True)
+    (reports / 'verify' / 'localhost.json').write_text(json.dumps({'after': {'throughput_gib_s': {'median': 1.5}}}))
+    extra = dict({'checkpoint_io_hosts': 'localhost', 'checkpoint_io_report_dir': str(reports),
+                  'checkpoint_io_compression_paths': [ckpts[4]['torch']],
+                  'checkpoint_io_compression_previous': [ckpts[3]['torch']],
+                  'checkpoint_io_compression_roots': [os.path.dirname(os.path.dirname(ckpts[4]['torch']))]}, **more)
+    rc, out = run_playbook(PLAYBOOK, '-e', json.dumps(extra))
+    assert rc == 0, out[-3000:]
+    with open(str(reports / 'compression' / 'localhost.json')) as handle:
+        return json.load(handle), out
+
+
+def test_bandwidth_from_the_verification_report(tmp_path, ckpts):
+    result, out = _run(tmp_path, ckpts)
+    projection = result['projection']
+    assert projection['write_mib_s'] == 1536.0
+    assert result['write_source'].endswith('verify/localhost.json')
+    assert projection['write_bound_mib_s'] == pytest.approx(1536.0 * projection['ratio'], abs=0.1)
+    assert result['delta']['matched_tensors'] > 0
+    assert '-bound: write 1536.0 MiB/s' in out and 'delta bf16 x' in out
+
+
+def test_an_explicit_bandwidth_wins(tmp_path, ckpts):
+    result, _out = _run(tmp_path, ckpts, checkpoint_io_compression_write_bandwidth=800)
+    assert result['projection']['write_mib_s'] == 800.0
+    assert result['write_source'] == 'checkpoint_io_compression_write_bandwidth'
+
+
+def test_the_summary_shows_the_line(tmp_path, ckpts):
+    playbook = tmp_path / 'summary.yml'
+    playbook.write_text(
+        '- ansible.builtin.import_playbook: %s\n'
+        '- hosts: localhost\n'
+        '  gather_facts: false\n'
+        '  tasks:\n'
+        '    - ansible.builtin.debug:\n'
+        '        msg: "{{ lookup(\'ansible.builtin.template\', \'%s\') | from_yaml }}"\n'
+        '      vars:\n'
+        '        ansible_facts: {checkpoint_io: {}}\n' % (PLAYBOOK, os.path.join(ROOT, 'playbooks', 'templates',
+                                                                                  'summary.j2')))
+    extra = {'checkpoint_io_hosts': 'localhost', 'checkpoint_io_report_dir': str(tmp_path / 'reports'),
+             'checkpoint_io_compression_paths': [ckpts[4]['weights']], 'checkpoint_io_compression_write_bandwidth': 10}
+    rc, out = run_playbook(str(playbook), '-e', json.dumps(extra))
+    assert rc == 0, out[-3000:]
+    assert "compression: 'huffman: bf16 x" in out, out[-3000:]
+    assert 'write-bound: write 10.0 MiB/s' in out
