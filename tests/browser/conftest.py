@@ -1,0 +1,100 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet report in a real browser: Debian's chromium (/usr/bin/chromium, lab/tools.txt) driven by Playwright for
+Python, launched with the system browser's executable (no browser is ever downloaded: PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD
+is set, `playwright install` is never run). Screenshots land in tests/output/screenshots/ (CHECKPOINT_IO_SCREENSHOTS
+overrides); a console error or an uncaught page error fails the test that caused it."""
+
+from __future__ import absolute_import, division, print_function
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+for path in (os.path.join(ROOT, 'collections'), os.path.join(ROOT, 'tests', 'bench'), os.path.join(ROOT, 'tests', 'unit')):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+os.environ.setdefault('PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD', '1')
+
+CHROMIUM = os.environ.get('CHECKPOINT_IO_CHROMIUM', '/usr/bin/chromium')
+SHOTS = os.environ.get('CHECKPOINT_IO_SCREENSHOTS', os.path.join(ROOT, 'tests', 'output', 'screenshots'))
+LAB_PLAN = {'checkpoint': 'llama3-8b', 'ranks_per_node': 4, 'window_s': 60, 'mtbf_hours': 20000}
+
+
+@pytest.fixture(scope='session')
+def shots():
+    if not os.path.isdir(SHOTS):
+        os.makedirs(SHOTS)
+    return SHOTS
+
+
+@pytest.fixture(scope='session')
+def lab_report(tmp_path_factory):
+    """The lab fleet (node1, node2 after a tune run) through playbooks/fleet_report.yml from a jsonfile cache: no host
+    is contacted. CHECKPOINT_IO_LAB_CACHE names a cache a real lab run wrote (molecule or lab/demo.sh with
+    fact_caching=jsonfile); without it the cache is tests/bench/fleet_cache.py --lab."""
+    import fleet_cache
+    work = tmp_path_factory.mktemp('lab')
+    cache = os.environ.get('CHECKPOINT_IO_LAB_CACHE')
+    if not cache:
+        cache = str(work / 'cache')
+        fleet_cache.write_cache(cache, 2, lab=True)
+    hosts = sorted(name[3:] if name.startswith('s1_') else name for name in os.listdir(cache))
+    inventory = work / 'inventory.ini'
+    inventory.write_text('[checkpoint_nodes]\n' + ''.join('%s ansible_host=192.0.2.1\n' % h for h in hosts))
+    out = str(work / 'report')
+    run = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', str(inventory),
+         os.path.join(ROOT, 'playbooks', 'fleet_report.yml'), '-e', json.dumps({
+             'fleet_report_source': 'cache', 'fleet_report_cache_dir': cache, 'fleet_report_dir': out,
+             'fleet_report_plan': LAB_PLAN})],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert 'worst: node2' in run.stdout
+    return os.path.join(out, 'fleet_report.html')
+
+
+@pytest.fixture(scope='session')
+def big_report(tmp_path_factory):
+    """10,000 synthetic nodes (tests/bench/fleet_cache.py) through module_utils/fleet_report.build."""
+    import fleet_cache
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fleet_report
+    work = tmp_path_factory.mktemp('big')
+    cache = str(work / 'cache')
+    fleet_cache.write_cache(cache, int(os.environ.get('CHECKPOINT_IO_BIG_FLEET', '10000')))
+    result = fleet_report.build(fleet_report.iter_cache(cache), str(work), plan_args={
+        'checkpoint': 'llama3-405b', 'ranks_per_node': 8, 'window_s': 120, 'mtbf_hours': 50000})
+    assert result['html_bytes'] < 10 * 1000 * 1000
+    return result['paths']['html']
+
+
+@pytest.fixture(scope='session')
+def browser():
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail('%s is missing: lab/bootstrap.sh installs chromium (lab/tools.txt)' % CHROMIUM)
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as play:
+        chromium = play.chromium.launch(executable_path=CHROMIUM, headless=True, args=['--no-sandbox'])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A page whose console errors and uncaught errors fail the test; dialogs (alert) fail it too."""
+    context = browser.new_context(viewport={'width': 1400, 'height': 1000})
+    tab = context.new_page()
+    problems = []
+    tab.on('console', lambda msg: problems.append('console %s: %s' % (msg.type, msg.text))
+           if msg.type == 'error' else None)
+    tab.on('pageerror', lambda exc: problems.append('pageerror: %s' % exc))
+    tab.on('dialog', lambda dialog: (problems.append('dialog: %s' % dialog.message), dialog.dismiss()))
+    tab.on('request', lambda req: problems.append('network request: %s' % req.url)
+           if not req.url.startswith(('file:', 'data:', 'blob:')) else None)
+    yield tab
+    context.close()
+    assert problems == [], problems
