@@ -28,6 +28,8 @@ step tools tests/check_tools.sh
 step lint ansible-lint --profile production
 step sanity tests/sanity.sh
 step unit python -m pytest tests/unit
+step browser python -m pytest -p no:cacheprovider tests/browser   # fleet report in Debian's chromium; screenshots: tests/output/screenshots/
+step fleet-bench python tests/bench/fleet_report_bench.py   # report time and HTML size, 1,000 and 10,000 nodes
 step install tests/build_install.sh
 step lab-drive-models python -m pytest -p no:cacheprovider -s tests/lab/test_drive_models.py   # -s: the curves in the log
 step lab-nvme-ioctl python -m pytest -p no:cacheprovider -s tests/lab/test_nvme_ioctl.py   # the admin ioctl vs nvme-cli, -s: the times
