@@ -17,14 +17,14 @@ description:
     write would reach with it.
   - Recognises safetensors files (dtype and offsets from the JSON header, its length checked against the file size),
     PyTorch zip checkpoints (C(torch.save); the C(*/data/<n>) storages, their dtypes found by scanning C(data.pkl)'s
-    opcodes with C(pickletools.genops): no pickle is ever loaded), DeepSpeed ZeRO directories (C(global_step*/)
+    opcodes with C(pickletools.genops), no pickle is ever loaded), DeepSpeed ZeRO directories (C(global_step*/)
     with C(*_model_states.pt) and C(*_optim_states.pt)); anything else, or a storage whose dtype is not known, is
     measured as opaque bytes.
   - Samples at most O(sample_bytes) per tensor class, in windows spread over every tensor, and stops reading and
     measuring at O(time_budget); both are reported in RV(sampling) and each class's C(stopped_by).
   - Splits BF16 and FP16 into an exponent stream and a sign+mantissa stream (BF16 exponent = bits 7..14), FP32 into
     its 4 byte planes. Per stream it measures the empirical order-0 entropy (the bound of an entropy coder, ratio
-    8/H) and the ratio of real codecs: V(zlib), V(huffman) (zlib's Huffman-only strategy, an entropy coder like
+    8/H) and the ratio of real codecs, V(zlib), V(huffman) (zlib's Huffman-only strategy, an entropy coder like
     ZipNN's), V(lzma) from the standard library, V(zstd) where the C(zstandard) Python module is installed. The codecs
     run over 1 MiB chunks in a thread pool over O(cores) of the cores this process may use (sched_getaffinity);
     a stream a codec does not shrink counts stored raw.
@@ -125,12 +125,12 @@ classes:
     - Per tensor class (V(bf16), V(fp16), V(fp32), V(opaque)) what was found and measured.
     - C(dtypes), C(tensors), C(tensors_sampled), C(total_bytes) (all of the class), C(sampled_bytes), C(stopped_by)
       (V(null), V(bytes) for a sample smaller than the class, V(time) when the time budget ended it).
-    - C(streams) {stream: {bytes, entropy_bits (bits per byte), bound_ratio (8/H, null for a constant stream),
-      codecs {codec: {ratio, compressed}}}}; streams V(exponent), V(sign_mantissa) (BF16, FP16), V(byte0)..V(byte3)
-      (FP32), V(bytes) (opaque).
-    - C(bound_ratio) the class's entropy-coder bound (the streams coded independently), C(codecs) {codec: {ratio,
-      per_core_mib_s, pool_mib_s}}: the ratio with each stream coded independently (stored raw where that is
-      smaller), MiB/s of class bytes per core (CPU time, the split included) and over the pool (wall time).
+    - C(streams) by stream name, each with C(bytes), C(entropy_bits) (bits per byte), C(bound_ratio) (8/H, null for a
+      constant stream) and C(codecs) (by codec, C(ratio) and C(compressed) bytes); streams V(exponent),
+      V(sign_mantissa) (BF16, FP16), V(byte0) to V(byte3) (FP32), V(bytes) (opaque).
+    - C(bound_ratio) the class's entropy-coder bound (the streams coded independently), C(codecs) by codec with
+      C(ratio) (each stream coded independently, stored raw where that is smaller), C(per_core_mib_s) (class bytes
+      per CPU second, the split included) and C(pool_mib_s) (over the pool's wall time).
   returned: always
   type: dict
   sample:

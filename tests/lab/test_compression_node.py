@@ -72,8 +72,8 @@ def node():
         try:
             assert up.returncode == 0, up.stdout
             inventory = os.path.join(state, "inventory.yml")
-            files = [os.path.relpath(f, tmp + "/ckpt") for f in (ckpts[4]["torch"], ckpts[3]["torch"],
-                                                                   ckpts[4]["weights"])]
+            wanted = (ckpts[4]["torch"], ckpts[3]["torch"], ckpts[4]["weights"])
+            files = [os.path.relpath(f, tmp + "/ckpt") for f in wanted]
             copy = subprocess.run(["tar", "-C", tmp + "/ckpt", "-cf", "-"] + files, check=True,
                                   stdout=subprocess.PIPE).stdout
             put = subprocess.run(LAB + ["ssh", "--state-dir", state, "node1", "--",

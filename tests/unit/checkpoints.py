@@ -42,7 +42,7 @@ def write_safetensors(path, tensors):
     for name in sorted(tensors):
         tensor = tensors[name].detach().contiguous()
         data = tensor.view(torch.uint8).numpy().tobytes() if tensor.numel() else b''
-        header[name] = {'dtype': SAFETENSORS_DTYPE[str(tensor.dtype).split('.')[-1]], 'shape': list(tensor.shape),
+        header[name] = {'dtype': SAFETENSORS_DTYPE[str(tensor.dtype).rsplit('.', maxsplit=1)[-1]], 'shape': list(tensor.shape),
                         'data_offsets': [offset, offset + len(data)]}
         blobs.append(data)
         offset += len(data)

@@ -19,6 +19,7 @@ from conftest import ROOT
 from helpers import run_playbook
 
 PLAYBOOK = os.path.join(ROOT, 'playbooks', 'compression_readiness.yml')
+SUMMARY = os.path.join(ROOT, 'playbooks', 'templates', 'summary.j2')
 
 
 @pytest.fixture(scope='module')
@@ -66,8 +67,7 @@ def test_the_summary_shows_the_line(tmp_path, ckpts):
         '    - ansible.builtin.debug:\n'
         '        msg: "{{ lookup(\'ansible.builtin.template\', \'%s\') | from_yaml }}"\n'
         '      vars:\n'
-        '        ansible_facts: {checkpoint_io: {}}\n' % (PLAYBOOK, os.path.join(ROOT, 'playbooks', 'templates',
-                                                                                  'summary.j2')))
+        '        ansible_facts: {checkpoint_io: {}}\n' % (PLAYBOOK, SUMMARY))
     extra = {'checkpoint_io_hosts': 'localhost', 'checkpoint_io_report_dir': str(tmp_path / 'reports'),
              'checkpoint_io_compression_paths': [ckpts[4]['weights']], 'checkpoint_io_compression_write_bandwidth': 10}
     rc, out = run_playbook(str(playbook), '-e', json.dumps(extra))
