@@ -227,6 +227,30 @@ def load_json_document(text):
     return None, first_error or "no JSON document found"
 
 
+def whole(value):
+    """An int from an int or a string of digits; None for anything else (true/false are not numbers here)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return None
+
+
+def whole_number_errors(params, limits):
+    """Messages naming each option of ``limits`` ({name: (low, high)}) whose value in ``params`` is not a whole
+    number from low to high, with the value and the limits; the values are made ints (None where not) in
+    ``params``. For modules' raw number options (gds_path_proof, checkpoint_compression)."""
+    errors = []
+    for name, (low, high) in sorted(limits.items()):
+        value = whole(params[name])
+        if value is None or not low <= value <= high:
+            errors.append('%s: %r must be a whole number from %d to %d' % (name, params[name], low, high))
+        params[name] = value
+    return errors
+
+
 # ---------------------------------------------------------------- paths
 NAME_MAX = 255                        # bytes of one path component (the kernel's NAME_MAX)
 PATH_MAX = 4095                       # bytes of a path, without its NUL (the kernel's PATH_MAX is 4096)

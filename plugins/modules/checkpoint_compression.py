@@ -228,21 +228,13 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import compression
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import check_path_limits
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import (
+    check_path_limits,
+    whole_number_errors,
+)
 
 LIMITS = {'sample_bytes': (64 * 1024, 2 ** 30), 'time_budget': (1, 3600), 'cores': (0, 4096)}
 MAX_WRITE_MIB_S = 10000000
-
-
-def _whole(value):
-    """An int from an int or a string of digits; None for anything else (true/false are not numbers here)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    return None
 
 
 def _bandwidth(value):
@@ -271,12 +263,7 @@ def _path_errors(option, paths):
 
 def input_errors(params):
     """Messages naming each bad value and its limit; the numbers are made ints (a float) in ``params``."""
-    errors = []
-    for name, (low, high) in sorted(LIMITS.items()):
-        value = _whole(params[name])
-        if value is None or not low <= value <= high:
-            errors.append('%s: %r must be a whole number from %d to %d' % (name, params[name], low, high))
-        params[name] = value
+    errors = whole_number_errors(params, LIMITS)
     if params['write_bandwidth'] is not None:
         value = _bandwidth(params['write_bandwidth'])
         if value is None:

@@ -124,7 +124,10 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds impor
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds_plan import proof_verdict
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import listdir, read_text
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import check_path_limits
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import (
+    check_path_limits,
+    whole_number_errors,
+)
 
 STATS = '/proc/driver/nvidia-fs/stats'
 MIB = 2 ** 20
@@ -136,25 +139,9 @@ def read_stats():
     return None if text is None else parse_nvidia_fs_stats(text)
 
 
-def _whole(value):
-    """An int from an int or a string of digits; None for anything else (true/false are not numbers here)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    return None
-
-
 def input_errors(params):
     """Messages naming each bad number and its limit; the numbers are made ints in ``params``."""
-    errors = []
-    for name, (low, high) in sorted(LIMITS.items()):
-        value = _whole(params[name])
-        if value is None or not low <= value <= high:
-            errors.append('%s: %r must be a whole number from %d to %d' % (name, params[name], low, high))
-        params[name] = value
+    errors = whole_number_errors(params, LIMITS)
     if params['block_size'] is not None and params['block_size'] % 4096:
         errors.append('block_size: %d is not a multiple of 4096' % params['block_size'])
     if not isinstance(params['directory'], str) or not params['directory'].startswith('/'):
