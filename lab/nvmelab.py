@@ -47,7 +47,8 @@ and a soft-RoCE device ``rxe0`` on it (rdma_rxe, set up at every boot by the nod
 stand-in for a RoCE NIC). ``fabric-target`` makes a node an NVMe-oF target: one nvmet subsystem with its data
 drives as namespaces, listening over tcp (4420) and rdma (4421) on its fabric address; ``--qid-max`` limits the
 I/O queues the subsystem grants (a target's queue budget). ``link-delay`` puts a tc netem delay on a node's fabric
-NIC, so the round trip the initiator measures is real. nvmf-autoconnect.service is left unmasked on fabric nodes.
+NIC, so the round trip the initiator measures is real. On fabric nodes nvmf-autoconnect.service is left unmasked and
+the node boots to default.target (the unit's WantedBy), so a reboot reconnects the way a real initiator does.
 
 Images are cached under $CHECKPOINT_IO_LAB_CACHE (default ~/.cache/checkpoint_io_lab) by a key made from
 their recipe (release, package list, customisation, lab SSH key), so a changed recipe builds a new image.
@@ -128,6 +129,7 @@ FABRIC_MAC = "52:54:00:fa:b0:%02x"
 FABRIC_NQN = "nqn.2026-12.io.checkpoint-io.lab:%s-data"
 FABRIC_PORTS = {"tcp": 4420, "rdma": 4421}
 AUTOCONNECT_MASK = "systemd.mask=nvmf-autoconnect.service"
+DEFAULT_UNIT = "systemd.unit=multi-user.target"
 # The node's side of the fabric, run over SSH after every ``up``: the fabric NIC's static address (systemd-networkd,
 # matched by MAC) and a soft-RoCE device on it at every boot. Kept in the node's overlay, so a reboot keeps both.
 FABRIC_NODE_SCRIPT = r"""
@@ -176,6 +178,8 @@ echo "$dev"
 FABRIC_TARGET_SCRIPT = r"""
 set -eu
 modprobe -a nvmet nvmet-tcp nvmet-rdma
+# the array's side of the fabric takes jumbo frames (the initiator's MTU is the role's to set)
+ip link set dev "$(ip -o -4 addr show | awk '$4 ~ /^%(addr)s\// {print $2; exit}')" mtu 9000
 cd /sys/kernel/config/nvmet
 sub=subsystems/%(nqn)s
 mkdir -p "$sub"
@@ -472,8 +476,9 @@ def parse_node(spec):
 
 def kernel_args(node):
     """The node's kernel command line: a fabric node keeps nvmf-autoconnect.service (the initiator reconnects at
-    boot from what nvme-cli's config files say)."""
-    return [arg for arg in KERNEL_ARGS if not (node.get("fabric") and arg == AUTOCONNECT_MASK)]
+    boot from what nvme-cli's config files say) and boots to default.target, which that unit is wanted by."""
+    dropped = (AUTOCONNECT_MASK, DEFAULT_UNIT) if node.get("fabric") else ()
+    return [arg for arg in KERNEL_ARGS if arg not in dropped]
 
 
 def qemu_argv(node, image, ndir, args):

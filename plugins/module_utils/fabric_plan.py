@@ -187,13 +187,13 @@ def queue_size_plan(bandwidth_mib_s, device_latency_ms, rtt_ms, block_kib, asked
 
     ``asked`` (the inventory's own value) wins; else Little's Law, rounded up to a power of two (the kernel's
     tags and the targets' limits are powers of two) and held within ``low..high``. Returns {queue_size, depth,
-    bound: inventory|littles_law|minimum|maximum, rtt_ms, device_latency_ms}.
+    queue_size_bound: inventory|littles_law|minimum|maximum, rtt_ms, device_latency_ms}.
     """
     depth = littles_law_depth(bandwidth_mib_s, device_latency_ms, rtt_ms, block_kib)
     result = {"depth": round(depth, 2), "rtt_ms": round(float(rtt_ms), 3),
               "device_latency_ms": float(device_latency_ms)}
     if asked is not None:
-        result.update(queue_size=int(asked), bound="inventory")
+        result.update(queue_size=int(asked), queue_size_bound="inventory")
         return result
     size = 1 << max(0, int(math.ceil(math.log(max(depth, 1.0), 2))))
     bound = "littles_law"
@@ -201,13 +201,14 @@ def queue_size_plan(bandwidth_mib_s, device_latency_ms, rtt_ms, block_kib, asked
         size, bound = low, "minimum"
     elif size > high:
         size, bound = high, "maximum"
-    result.update(queue_size=size, bound=bound)
+    result.update(queue_size=size, queue_size_bound=bound)
     return result
 
 
 def io_queues_plan(cpus, connections, budget=None, asked=None):
     """I/O queues per controller: the inventory's value, else one per CPU, never more than the target's queue
-    budget shared by ``connections`` controllers of this node on it (at least 1). {nr_io_queues, bound}."""
+    budget shared by ``connections`` controllers of this node on it (at least 1). {nr_io_queues,
+    nr_io_queues_bound}."""
     if asked is not None:
         value, bound = int(asked), "inventory"
     else:
@@ -216,7 +217,7 @@ def io_queues_plan(cpus, connections, budget=None, asked=None):
         share = max(1, int(budget) // max(1, int(connections)))
         if share < value:
             value, bound = share, "budget"
-    return {"nr_io_queues": value, "bound": bound}
+    return {"nr_io_queues": value, "nr_io_queues_bound": bound}
 
 
 def granted(asked, controller):
@@ -350,7 +351,7 @@ def summary(connection):
     got = connection.get("granted") or {}
     item = {"name": connection.get("name"), "transport": connection.get("transport"),
             "rtt_ms": connection.get("rtt_ms"), "queue_size": asked.get("queue_size"),
-            "queue_size_bound": asked.get("bound"), "granted_queue_size": got.get("queue_size"),
+            "queue_size_bound": asked.get("queue_size_bound"), "nr_io_queues_bound": asked.get("nr_io_queues_bound"), "granted_queue_size": got.get("queue_size"),
             "nr_io_queues": asked.get("nr_io_queues"), "granted_io_queues": got.get("nr_io_queues"),
             "paths": connection.get("paths"), "clamped": connection.get("clamped") or [],
             "state": connection.get("state")}
