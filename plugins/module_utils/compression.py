@@ -506,16 +506,25 @@ def usable_cores(asked=0):
 # --- one run --------------------------------------------------------------------------------------------------------
 class Reader(object):
     """The checkpoint files of one asked path set, opened O_NOFOLLOW read-only; tensors keyed (relative file name,
-    tensor name)."""
+    tensor name). A file is closed once parsed and opened again to be sampled (at most OPEN_FILES at a time: a ZeRO
+    directory of a thousand ranks stays under the descriptor limit), refused if it is no longer the same file."""
+
+    OPEN_FILES = 64
 
     def __init__(self, paths, roots):
         self.fds, self.files, self.refused, self.layouts, self.tensors = {}, [], [], [], []
+        self.identity = {}
         for index, path in enumerate(paths):
             layout, found, refused = find_files(path, roots)
             self.layouts.append({'path': path, 'layout': layout, 'files': len(found)})
             self.refused.extend(refused)
             for rel, real in found:
                 self._add(index, rel, real)
+
+    @staticmethod
+    def _identity(fd):
+        st = os.fstat(fd)
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
     def _add(self, index, rel, real):
         entry = {'path': real, 'format': None, 'size': None, 'tensors': 0, 'error': None, 'note': None}
@@ -527,23 +536,37 @@ class Reader(object):
             return
         entry['size'] = size
         try:
+            self.identity[real] = self._identity(fd)
             entry['format'], tensors, entry['note'] = recognise(fd, size, real)
         except CheckpointError as exc:
             entry['error'] = str(exc)
-            os.close(fd)
             return
         except (OSError, ValueError, struct.error) as exc:
             entry['error'] = '%s could not be read: %s' % (real, exc)
-            os.close(fd)
             return
-        self.fds[real] = fd
+        finally:
+            os.close(fd)
         entry['tensors'] = len(tensors)
         for tensor in tensors:
             tensor.update(path=real, key=(index, rel, tensor['name']))
             self.tensors.append(tensor)
 
+    def _fd(self, path):
+        fd = self.fds.get(path)
+        if fd is not None:
+            return fd
+        if len(self.fds) >= self.OPEN_FILES:
+            os.close(self.fds.pop(next(iter(self.fds))))
+        fd, _size = open_regular(path)
+        if self._identity(fd) != self.identity[path]:
+            os.close(fd)
+            raise CheckpointError('%s changed while it was measured (another file, size or time now): measure it '
+                                  'again once the checkpoint is complete' % path)
+        self.fds[path] = fd
+        return fd
+
     def read(self, tensor, windows):
-        fd = self.fds[tensor['path']]
+        fd = self._fd(tensor['path'])
         return b''.join(_pread(fd, size, tensor['offset'] + offset) for offset, size in windows)
 
     def close(self):

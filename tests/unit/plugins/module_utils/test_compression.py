@@ -215,3 +215,17 @@ def test_summary_line_by_class_delta_and_bound(ckpts):
     assert '(no write bandwidth given)' in compression.summary_line(result)
     with pytest.raises(ValueError):
         compression.summary_line({'msg': 'failed'})
+
+
+def test_files_are_reopened_within_the_descriptor_bound_and_checked(ckpts, tmp_path, monkeypatch):
+    monkeypatch.setattr(compression.Reader, 'OPEN_FILES', 1)
+    ds = os.path.dirname(ckpts[3]['deepspeed'])
+    result = compression.measure([ds], [ds], BIG, 600, ['zlib'])
+    assert result['paths'][0]['files'] == 3 and set(result['classes']) == {'bf16', 'fp32', 'opaque'}
+    path = tmp_path / 'moving.safetensors'
+    path.write_bytes(open(ckpts[3]['weights'], 'rb').read())
+    reader = compression.Reader([str(path)], [str(tmp_path)])
+    with open(str(path), 'ab') as handle:
+        handle.write(b'more')
+    with pytest.raises(compression.CheckpointError, match='changed while it was measured'):
+        reader.read(reader.tensors[0], [(0, 2)])
