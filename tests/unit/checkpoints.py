@@ -32,6 +32,20 @@ def import_torch():
     return torch
 
 
+def import_numpy():
+    """numpy (installed with torch and deepspeed by lab/bootstrap.sh --tests), or a skip of the calling test module (a
+    failure where CHECKPOINT_IO_REQUIRE_DEEPSPEED=1)."""
+    try:
+        import numpy
+    except ImportError as exc:
+        if REQUIRE:
+            pytest.fail('CHECKPOINT_IO_REQUIRE_DEEPSPEED=1 but numpy cannot be imported (%s): lab/bootstrap.sh --tests '
+                        'installs it with torch and deepspeed' % exc, pytrace=False)
+        pytest.skip('numpy is not importable (%s); set CHECKPOINT_IO_REQUIRE_DEEPSPEED=1 to fail instead' % exc,
+                    allow_module_level=True)
+    return numpy
+
+
 SAFETENSORS_DTYPE = {'bfloat16': 'BF16', 'float16': 'F16', 'float32': 'F32', 'int64': 'I64', 'float64': 'F64'}
 
 
