@@ -133,16 +133,72 @@ summary:
   elements: str
 '''
 
+import math
 import os
 import re
 import shutil
+import stat
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fleet_report
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fleet_report, planner, units
 
 NAME_RE = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$')
+
+
+def _number(value):
+    """A float option: booleans, NaN and infinities refused (AnsibleModule's float takes True as 1.0)."""
+    if isinstance(value, bool):
+        raise TypeError('%r is a boolean, not a number' % (value,))
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise TypeError('%r is not a number' % (value,))
+    if math.isnan(number) or math.isinf(number):
+        raise ValueError('%r is not a finite number' % (value,))
+    return number
+
+
+def out_dir_problem(path):
+    """Why the report must not be written in ``path`` (None when it may): a symlink, not a directory, or a
+    directory others can write without the sticky bit (they could swap the files under the writer)."""
+    try:
+        units.check_path_limits(path, 'out_dir')
+    except ValueError as exc:
+        return str(exc)
+    try:
+        info = os.lstat(path)
+    except OSError:
+        parent = os.path.dirname(path.rstrip('/'))
+        return None if parent and parent != path else 'out_dir: %r cannot be made' % path
+    if stat.S_ISLNK(info.st_mode):
+        return 'out_dir: %r is a symlink; name the directory itself' % path
+    if not stat.S_ISDIR(info.st_mode):
+        return 'out_dir: %r exists and is not a directory' % path
+    if info.st_mode & stat.S_IWOTH and not info.st_mode & stat.S_ISVTX:
+        return 'out_dir: %r is writable by every user (mode %o); use a directory only its owner writes' % (
+            path, stat.S_IMODE(info.st_mode))
+    return None
+
+
+def plan_problem(plan):
+    """The planner's refusal of the plan's arguments (measurements it may take from the fleet stand in)."""
+    if not plan:
+        return None
+    args = dict(plan)
+    if 'checkpoint' not in args:
+        return 'plan: checkpoint is required (a size or one of %s)' % ', '.join(sorted(planner.PRESETS))
+    checkpoint = args.pop('checkpoint')
+    args.setdefault('drive_mib_s', 1)
+    args.setdefault('latency_ms', 1)
+    try:
+        planner.plan(checkpoint, **args)
+    except TypeError as exc:
+        return 'plan: %s' % exc
+    except ValueError as exc:
+        return 'plan: %s' % exc
+    return None
 
 
 def main():
@@ -157,8 +213,8 @@ def main():
             plan=dict(type='dict', default={}),
             previous=dict(type='path'),
             verify_dir=dict(type='path'),
-            stale_hours=dict(type='float', default=24.0),
-            outlier_fraction=dict(type='float', default=0.8),
+            stale_hours=dict(type=_number, default=24.0),
+            outlier_fraction=dict(type=_number, default=0.8),
         ),
         supports_check_mode=True,
     )
@@ -166,6 +222,15 @@ def main():
     for key in ('cache_dir', 'out_dir', 'previous', 'verify_dir'):
         if p[key] is not None and not os.path.isabs(p[key]):
             module.fail_json(msg='%s: %r is not an absolute path' % (key, p[key]))
+    for key in ('cache_dir', 'previous', 'verify_dir'):
+        if p[key] is not None:
+            try:
+                units.check_path_limits(p[key], key)
+            except ValueError as exc:
+                module.fail_json(msg=str(exc))
+    problem = out_dir_problem(p['out_dir']) or plan_problem(p['plan'])
+    if problem:
+        module.fail_json(msg=problem)
     if not os.path.isdir(p['cache_dir']):
         module.fail_json(msg='cache_dir: %r is not a directory' % p['cache_dir'])
     if p['verify_dir'] is not None and not os.path.isdir(p['verify_dir']):
