@@ -275,6 +275,10 @@ def parse_torch_zip(fd, name='file'):
                                       % (name, info.filename))
             tensors.append({'name': 'data/' + key, 'dtype': dtype, 'cls': cls, 'itemsize': CLASS_ITEMSIZE[cls],
                             'known': storage in TORCH_STORAGES, 'offset': offset, 'length': info.file_size})
+        missing = sum(1 for t in tensors if t['dtype'] is None)
+        if missing and note is None:
+            note = ('data.pkl names no storage class for %d of %d storages: measured as opaque bytes'
+                    % (missing, len(tensors)))
         return tensors, note
     finally:
         handle.close()

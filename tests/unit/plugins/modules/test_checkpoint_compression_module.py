@@ -197,3 +197,13 @@ def test_zstd_alone_without_zstandard_is_refused(capsys, monkeypatch, ckpts):
     assert rc == 1 and 'codecs: zstd' in out['msg'] and 'zstandard' in out['msg']
     rc, out = run(capsys, paths=[ckpts[3]['weights']], codecs=['zstd', 'huffman'])
     assert rc == 0 and out['codecs']['zstd'] is None and out['codecs_measured'] == ['huffman']
+
+
+def test_storages_without_a_class_in_the_pickle_are_opaque_and_said(capsys, tmp_path):
+    path = tmp_path / 'bare.pt'
+    with zipfile.ZipFile(str(path), 'w', zipfile.ZIP_STORED) as archive:
+        archive.writestr('archive/data.pkl', pickle.dumps({'a': 1}, protocol=2))
+        archive.writestr('archive/data/0', bytes(range(256)) * 64)
+    rc, out = run(capsys, paths=[str(path)])
+    assert rc == 0 and list(out['classes']) == ['opaque']
+    assert 'no storage class for 1 of 1 storages' in out['files'][0]['note']
