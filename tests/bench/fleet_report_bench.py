@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Benchmark of the fleet report: for each fleet size, a synthetic jsonfile fact cache (tests/bench/fleet_cache.py)
 is written, then the report is built from it as the fleet_report module does (module_utils/fleet_report.build), and
-the time, the peak memory of the build (the maximum resident set of a process that only builds it) and the HTML size are printed. Budgets (issue 16): 1,000 nodes
-under 10 s, 10,000 under 60 s, the HTML of 10,000 under 10 MB.
+the time, the peak memory of the build (the maximum resident set of a process that only builds it) and the HTML
+size are printed. Budgets (issue 16): 1,000 nodes under 10 s, 10,000 under 60 s, the HTML of 10,000 under 10 MB.
 
     python tests/bench/fleet_report_bench.py                 # 1000 and 10000 nodes
     python tests/bench/fleet_report_bench.py --nodes 500 --keep /tmp/bench
@@ -72,8 +72,8 @@ def main(argv=None):
     work = args.keep or tempfile.mkdtemp(prefix='fleet_bench.')
     failed = False
     try:
-        print('%8s %10s %10s %12s %12s %10s  %s' % ('nodes', 'cache s', 'report s', 'HTML bytes', 'JSON bytes',
-                                                   'peak MiB', 'budget'))
+        print('%8s %10s %10s %12s %12s %10s  %s' % (
+            'nodes', 'cache s', 'report s', 'HTML bytes', 'JSON bytes', 'peak MiB', 'budget'))
         for nodes in args.nodes or [1000, 10000]:
             r = run(nodes, work)
             budget = BUDGET_S.get(nodes)
