@@ -26,6 +26,8 @@ import os
 import time
 import zlib
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import repeats
+
 SCHEMA = 'ai_storage.checkpoint_io.fleet_report'
 SCHEMA_VERSION = 1
 SEVERITIES = ('error', 'warning', 'info')
@@ -300,11 +302,9 @@ def node_record(host, doc, targets=None, now=None, stale_hours=24.0, verify=None
 
 
 def median(values):
-    values = sorted(v for v in values if v is not None)
-    if not values:
-        return None
-    mid = len(values) // 2
-    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2.0
+    """The median of the measured values (None left out; None when there is none): repeats.median's."""
+    values = [v for v in values if v is not None]
+    return repeats.median(values) if values else None
 
 
 def histogram(values, bins=10):
