@@ -117,7 +117,8 @@ function grid(head,rows,rowClass){var t=el('table'),h=el('tr');head.forEach(func
  t.appendChild(h);rows.forEach(function(r){var tr=el('tr');if(rowClass)tr.className=rowClass(r)||'';
  r.forEach(function(v){tr.appendChild(el('td',fmt(v)));});t.appendChild(tr);});return t;}
 function line(title,xl,yl,series){
- var W=460,Hh=240,L=50,B=36,s=svg('svg',{width:W,height:Hh,role:'img'});s.appendChild(svg('title',{},title));
+ var names=Object.keys(series),rows=Math.ceil(names.length/4),W=460,Hh=240,L=50,B=36;
+ var s=svg('svg',{width:W,height:Hh+14*rows,role:'img'});s.appendChild(svg('title',{},title));
  s.appendChild(svg('text',{x:6,y:14,'font-size':12},title));
  var pts=[];Object.keys(series).forEach(function(k){pts=pts.concat(series[k]);});
  if(!pts.length){s.appendChild(svg('text',{x:L,y:80,'font-size':12},'not measured'));return s;}
@@ -136,7 +137,7 @@ function line(title,xl,yl,series){
    stroke:c,'stroke-width':2,'class':'series'}));
   series[k].forEach(function(p){var d=svg('circle',{cx:X(p[0]),cy:Y(p[1]),r:2.5,fill:c});
    d.appendChild(svg('title',{},k+': '+fmt(p[0])+', '+fmt(p[1])));s.appendChild(d);});
-  s.appendChild(svg('text',{x:W-120,y:40+14*j,'font-size':11,fill:c},k));});
+  s.appendChild(svg('text',{x:L+(j%4)*100,y:Hh+10+14*Math.floor(j/4),'font-size':11,fill:c,'class':'legend'},k));});
  return s;
 }
 function render(r,d){
