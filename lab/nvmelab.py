@@ -166,11 +166,12 @@ ExecStart=/usr/local/sbin/lab-rxe $mac
 WantedBy=multi-user.target
 END
 systemctl daemon-reload
-networkctl reload
 dev=$(ip -o link | awk -v mac="$mac" '$0 ~ mac {sub(":", "", $2); print $2; exit}')
-networkctl reconfigure "$dev"
+# the address now by hand (networkctl can time out on a node still booting under TCG); the .network file is what
+# gives it at every later boot
+ip link set dev "$dev" up
+ip addr replace %(addr)s/24 dev "$dev"
 systemctl enable --now lab-rxe.service >/dev/null 2>&1
-for i in $(seq 30); do ip -4 -o addr show dev "$dev" | grep -q '%(addr)s/' && break; sleep 1; done
 echo "$dev"
 """
 # A node as an NVMe-oF target (nvmet configfs): one subsystem, its data drives (found by serial) as namespaces,

@@ -72,6 +72,12 @@ def nqn_problem(nqn, what="nqn"):
     return None
 
 
+def is_uuid(text):
+    """True for the 8-4-4-4-12 hex form of a UUID (a host ID)."""
+    return isinstance(text, str) and re.match(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                                              r"[0-9a-fA-F]{12}$", text) is not None
+
+
 def _whole(value, what, low, high):
     """(int, None) or (None, message): a whole number within low..high (bools refused)."""
     if isinstance(value, bool):

@@ -51,7 +51,7 @@ SERIAL_DEFAULT = [1, '10%', '100%']
 USER_MAX = 32
 SPEC = {
     'checkpoint_io_hosts': ('str', 'checkpoint_nodes', None, 'the inventory group the plays run on'),
-    'checkpoint_io_data_drives': ('dict', None, None, 'the data drives: serials, devices, models (regexes); '
+    'checkpoint_io_data_drives': ('dict', None, None, 'the data drives: serials, devices, models (regexes), subsystems (NVMe-oF NQNs); '
                                                       'unset: every NVMe drive not in use'),
     'checkpoint_io_training_user': ('user', None, (USER_MAX,), 'the user that runs training (io_uring group, memlock, '
                                                                'the checkpoint directory\'s owner); unset: root'),

@@ -27,7 +27,7 @@ import re
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import duplicate_groups
 
-SELECTOR_KEYS = ('serials', 'models', 'devices')
+SELECTOR_KEYS = ('serials', 'models', 'devices', 'subsystems')
 ID_LABELS = {'wwid': 'WWID', 'nguid': 'NGUID', 'eui': 'EUI-64', 'uuid': 'UUID'}
 VARIABLE = 'checkpoint_io_data_drives'
 
@@ -55,7 +55,7 @@ def _as_list(value, key):
 
 
 def normalize_selection(selection):
-    """Validate ``checkpoint_io_data_drives`` and return {serials, models, devices} (lists).
+    """Validate ``checkpoint_io_data_drives`` and return {serials, models, devices, subsystems} (lists).
 
     Raises ValueError naming the problem: not a dict, unknown keys, wrong types,
     an invalid regex, or nothing selected at all.
@@ -83,8 +83,8 @@ def normalize_selection(selection):
             devices.append(path)
     result['devices'] = devices
     if not any(result[key] for key in SELECTOR_KEYS):
-        raise ValueError('%s selects nothing: give at least one of serials, models (regexes) or devices'
-                         % VARIABLE)
+        raise ValueError('%s selects nothing: give at least one of serials, models (regexes), devices or '
+                         'subsystems (NVMe-oF subsystem NQNs)' % VARIABLE)
     return result
 
 
@@ -192,7 +192,8 @@ def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=No
     ``ansible_facts.checkpoint_io`` dict). Selectors are a union: a namespace is
     matched when any controller serial equals one of ``serials``, any controller
     model matches one of the ``models`` regexes (re.search), or its device is in
-    ``devices`` (``/dev/nvme1n1`` or ``nvme1n1``).
+    ``devices`` (``/dev/nvme1n1`` or ``nvme1n1``), or any controller's subsystem NQN is one of ``subsystems``
+    (an NVMe-oF target's namespaces, the nvmeof_rdma role's connections).
 
     Returns::
 
@@ -219,6 +220,7 @@ def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=No
     hits = dict(('serial %s' % s, 0) for s in wanted['serials'])
     hits.update(('model %s' % m, 0) for m in wanted['models'])
     hits.update(('device %s' % d, 0) for d in wanted['devices'])
+    hits.update(('subsystem %s' % n, 0) for n in wanted['subsystems'])
 
     selected = []
     refused = []
@@ -238,6 +240,10 @@ def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=No
                 matched_by.append('model %s' % pattern)
         if device in wanted['devices']:
             matched_by.append('device %s' % device)
+        nqns = [c.get('subsysnqn') for c in ctrls if c.get('subsysnqn')]
+        for nqn in wanted['subsystems']:
+            if nqn in nqns:
+                matched_by.append('subsystem %s' % nqn)
         if not matched_by:
             continue
         for key in matched_by:
@@ -265,7 +271,8 @@ def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=No
         selected.append(item)
     unmatched = [key for key in (['serial %s' % s for s in wanted['serials']]
                                  + ['model %s' % m for m in wanted['models']]
-                                 + ['device %s' % d for d in wanted['devices']]) if not hits[key]]
+                                 + ['device %s' % d for d in wanted['devices']]
+                                 + ['subsystem %s' % n for n in wanted['subsystems']]) if not hits[key]]
     return {'selected': selected, 'refused': refused, 'unmatched': unmatched}
 
 

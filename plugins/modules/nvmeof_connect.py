@@ -46,7 +46,7 @@ options:
         C(transport), C(address), C(service_id), C(nqn) or C(discovery), and optional C(queue_size),
         C(nr_io_queues), C(queue_budget), C(bandwidth_mib_s), C(device_latency_ms), C(host_traddr), C(name).
     type: list
-    elements: dict
+    elements: raw
     required: true
   state:
     description: V(present) connects; V(absent) disconnects.
@@ -54,35 +54,35 @@ options:
     choices: [present, absent]
     default: present
   block_size_kib:
-    description: The checkpoint's I/O size in KiB (Little's Law's block), 4 to 65536.
-    type: int
+    description: The checkpoint's I/O size in KiB (Little's Law's block), a whole number from 4 to 65536.
+    type: raw
     default: 1024
   bandwidth_mib_s:
-    description: What a target delivers when a connection names no C(bandwidth_mib_s), MiB/s.
-    type: int
+    description: What a target delivers when a connection names no C(bandwidth_mib_s), MiB/s, 1 to 10000000.
+    type: raw
     default: 3000
   device_latency_ms:
-    description: The target drives' write latency when a connection names no C(device_latency_ms), ms.
-    type: float
+    description: The target drives' write latency when a connection names no C(device_latency_ms), ms, 0 to 60000.
+    type: raw
     default: 1.0
   rtt_samples:
     description: Handshakes timed per connection, 1 to 100.
-    type: int
+    type: raw
     default: 7
   ctrl_loss_tmo:
-    description: Seconds before a lost controller is given up (-1 never), passed to C(nvme connect).
-    type: int
+    description: Seconds before a lost controller is given up (-1 never, else 0 to 604800), passed to C(nvme connect).
+    type: raw
   reconnect_delay:
-    description: Seconds between reconnect attempts.
-    type: int
+    description: Seconds between reconnect attempts, 1 to 3600.
+    type: raw
   keep_alive_tmo:
-    description: Keep-alive timeout, seconds.
-    type: int
+    description: Keep-alive timeout, seconds, 1 to 3600.
+    type: raw
   hostnqn:
     description: The host NQN to connect as (default nvme-cli's, C(/etc/nvme/hostnqn)).
     type: str
   hostid:
-    description: The host ID to connect as (default C(/etc/nvme/hostid)).
+    description: The host ID to connect as, a UUID (default C(/etc/nvme/hostid)).
     type: str
   iopolicy:
     description:
@@ -152,6 +152,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fa
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.blockdev import read_mounts
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import Context
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import listdir, read_int, read_str
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import whole, whole_number_errors
 
 CLASS = '/sys/class/nvme'
 SUBSYS_CLASS = '/sys/class/nvme-subsystem'
@@ -276,6 +277,51 @@ def in_use(ctrl_names):
     return busy
 
 
+LIMITS = {'block_size_kib': (4, 65536), 'bandwidth_mib_s': (1, 10 ** 7), 'rtt_samples': (1, 100)}
+OPTIONAL_LIMITS = {'ctrl_loss_tmo': (-1, 604800), 'reconnect_delay': (1, 3600), 'keep_alive_tmo': (1, 3600)}
+
+
+def check_params(params):
+    """Every problem of the options, each naming the value and the limit; numbers made ints/floats in params."""
+    errors = []
+    if not params['connections']:
+        errors.append('connections: [] names no target; give at least one')
+    for index, target in enumerate(params['connections']):
+        errors += [e.replace('nvmeof_rdma_targets', 'connections') for e in fabric_plan.target_errors(target, index)]
+    if not errors:
+        errors += [e.replace('nvmeof_rdma_targets', 'connections')
+                   for e in fabric_plan.duplicate_targets(params['connections'])]
+    errors += whole_number_errors(params, LIMITS)
+    for key, (low, high) in sorted(OPTIONAL_LIMITS.items()):
+        value = params[key]
+        if value is None:
+            continue
+        number = whole(value) if not (isinstance(value, int) and not isinstance(value, bool)) else value
+        if number is None or not low <= number <= high:
+            errors.append('%s: %r must be a whole number from %d to %d' % (key, value, low, high))
+        params[key] = number
+    latency = params['device_latency_ms']
+    try:
+        number = None if isinstance(latency, bool) or isinstance(latency, (list, dict)) else float(latency)
+    except (TypeError, ValueError):
+        number = None
+    if number is None or number != number or not 0 <= number <= 60000:
+        errors.append('device_latency_ms: %r must be a number from 0 to 60000 (milliseconds)' % (latency,))
+    params['device_latency_ms'] = number
+    if params['hostnqn'] is not None:
+        problem = fabric_plan.nqn_problem(params['hostnqn'], 'hostnqn')
+        if problem:
+            errors.append(problem)
+    if params['hostid'] is not None and not fabric_plan.is_uuid(params['hostid']):
+        errors.append('hostid: %r is not a UUID (8-4-4-4-12 hex digits, as nvme-cli writes /etc/nvme/hostid)'
+                      % (params['hostid'],))
+    for nqn in params['force']:
+        problem = fabric_plan.nqn_problem(nqn, 'force')
+        if problem:
+            errors.append(problem)
+    return errors
+
+
 def plan(module, target, cpus, connections_per_target):
     params = module.params
     key = fabric_plan.target_key(target)
@@ -308,15 +354,15 @@ def plan(module, target, cpus, connections_per_target):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            connections=dict(type='list', elements='dict', required=True),
+            connections=dict(type='list', elements='raw', required=True),
             state=dict(type='str', choices=['present', 'absent'], default='present'),
-            block_size_kib=dict(type='int', default=1024),
-            bandwidth_mib_s=dict(type='int', default=3000),
-            device_latency_ms=dict(type='float', default=1.0),
-            rtt_samples=dict(type='int', default=7),
-            ctrl_loss_tmo=dict(type='int'),
-            reconnect_delay=dict(type='int'),
-            keep_alive_tmo=dict(type='int'),
+            block_size_kib=dict(type='raw', default=1024),
+            bandwidth_mib_s=dict(type='raw', default=3000),
+            device_latency_ms=dict(type='raw', default=1.0),
+            rtt_samples=dict(type='raw', default=7),
+            ctrl_loss_tmo=dict(type='raw'),
+            reconnect_delay=dict(type='raw'),
+            keep_alive_tmo=dict(type='raw'),
             hostnqn=dict(type='str'),
             hostid=dict(type='str'),
             iopolicy=dict(type='str', choices=['numa', 'round-robin', 'queue-depth']),
@@ -325,21 +371,7 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    errors = []
-    for index, target in enumerate(params['connections']):
-        errors += fabric_plan.target_errors(target, index)
-    if not errors:
-        errors += fabric_plan.duplicate_targets(params['connections'])
-    for key, low, high in (('block_size_kib', 4, 65536), ('bandwidth_mib_s', 1, 10 ** 7), ('rtt_samples', 1, 100)):
-        if not low <= params[key] <= high:
-            errors.append('%s: %d is out of range; give %d to %d' % (key, params[key], low, high))
-    if not 0 <= params['device_latency_ms'] <= 60000:
-        errors.append('device_latency_ms: %r is out of range; give 0 to 60000' % params['device_latency_ms'])
-    for key in ('hostnqn',):
-        if params[key] is not None:
-            problem = fabric_plan.nqn_problem(params[key], key)
-            if problem:
-                errors.append(problem)
+    errors = check_params(params)
     if errors:
         module.fail_json(msg='; '.join(errors), connections=[])
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
@@ -366,6 +398,7 @@ def present(module, cpus):
             entry['state'] = 'existing'
         elif module.check_mode:
             entry['state'] = 'would_connect'
+            changed = True
         else:
             argv = fabric_plan.connect_argv(entry, params['hostnqn'], params['hostid'])
             argv[0] = module.get_bin_path('nvme', required=True)
