@@ -61,8 +61,8 @@ AIO_SETTINGS = (('queue_depth', 'deepspeed_config_queue_depth'), ('block_size', 
                 ('intra_op_parallelism', 'deepspeed_config_intra_op_parallelism'),
                 ('single_submit', 'deepspeed_config_single_submit'),
                 ('overlap_events', 'deepspeed_config_overlap_events'))
-ROW_KEYS = ('host', 'status', 'gathered_at', 'age_h', 'kernel', 'drives', 'gds', 'io_uring', 'temp_max_c',
-            'throttled', 'bw_before', 'bw_after', 'ratio', 'errors', 'warnings', 'infos', 'drift', 'outlier',
+ROW_KEYS = ('host', 'status', 'gathered_at', 'age_h', 'kernel', 'data_drives', 'gds', 'io_uring', 'temp_max_c',
+            'throttled', 'bw_before', 'bw_after', 'ratio', 'errors', 'warnings', 'infos', 'drifted', 'outlier',
             'sweep_ceiling_mib_s', 'latency_ms')
 NODE_CSV = ROW_KEYS
 DRIVE_CSV = ('host', 'name', 'serial', 'model', 'size_bytes', 'os_drive', 'temp_c', 'wctemp_c', 'throttled',
@@ -284,13 +284,13 @@ def node_record(host, doc, targets=None, now=None, stale_hours=24.0, verify=None
     row = {
         'host': str(host), 'gathered_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(newest)) if newest else None,
         'age_h': age_h, 'kernel': io_uring.get('kernel_release'),
-        'drives': sum(1 for d in drives if not d['os_drive']), 'gds': gds.get('path'),
+        'data_drives': sum(1 for d in drives if not d['os_drive']), 'gds': gds.get('path'),
         'io_uring': io_uring.get('allowed_for_user'), 'temp_max_c': max(temps_now) if temps_now else None,
         'throttled': sum(1 for d in drives if d['throttled']),
         'bw_before': round(before, 3) if before is not None else None,
         'bw_after': round(after, 3) if after is not None else None,
         'ratio': round(after / before, 2) if before and after else None,
-        'errors': counts['error'], 'warnings': counts['warning'], 'infos': counts['info'], 'drift': len(drift),
+        'errors': counts['error'], 'warnings': counts['warning'], 'infos': counts['info'], 'drifted': len(drift),
         'outlier': False, 'sweep_ceiling_mib_s': round(best[1] / sweep_drives, 1) if best else None,
         'latency_ms': best[2] if best and best[2] else None,
     }
@@ -330,11 +330,11 @@ def overview(rows, outlier_fraction):
     med = median(bw)
     peers = {}
     for r, value in zip(rows, bw):
-        peers.setdefault(r['drives'], []).append(value)
+        peers.setdefault(r['data_drives'], []).append(value)
     peer_median = dict((k, median(v)) for k, v in peers.items())
     outliers = []
     for r, value in zip(rows, bw):
-        ref = peer_median.get(r['drives'])
+        ref = peer_median.get(r['data_drives'])
         if ref and value is not None and value < outlier_fraction * ref:
             r['outlier'] = True
             r['warnings'] += 1
@@ -345,11 +345,11 @@ def overview(rows, outlier_fraction):
     for r in rows:
         statuses[r['status']] = statuses.get(r['status'], 0) + 1
     return {
-        'nodes': len(rows), 'drives': sum(r['drives'] for r in rows),
+        'nodes': len(rows), 'drives': sum(r['data_drives'] for r in rows),
         'gds_paths': _count(r['gds'] or 'unknown' for r in rows),
         'status': statuses,
         'findings': dict((s, sum(r[s + 's'] for r in rows)) for s in SEVERITIES),
-        'drift_nodes': sum(1 for r in rows if r['drift']),
+        'drift_nodes': sum(1 for r in rows if r['drifted']),
         'bandwidth_median_gib_s': med, 'bandwidth_histogram': histogram(bw),
         'temperature_histogram': histogram([r['temp_max_c'] for r in rows]),
         'outlier_fraction': outlier_fraction, 'outliers': len(outliers),
@@ -372,9 +372,9 @@ def changes(rows, previous):
     now = dict((r['host'], r) for r in rows)
     status = []
     for host in sorted(set(before) & set(now)):
-        if before[host].get('status') != now[host]['status'] or before[host].get('drift') != now[host]['drift']:
+        if before[host].get('status') != now[host]['status'] or before[host].get('drifted') != now[host]['drifted']:
             status.append({'host': host, 'status_before': before[host].get('status'), 'status': now[host]['status'],
-                           'drift_before': before[host].get('drift'), 'drift': now[host]['drift']})
+                           'drifted_before': before[host].get('drifted'), 'drifted': now[host]['drifted']})
     return {'previous_generated_at': _dict(previous).get('generated_at'), 'new_nodes': sorted(set(now) - set(before)),
             'gone_nodes': sorted(set(before) - set(now)), 'changed': status}
 
@@ -551,11 +551,11 @@ def summary_lines(fleet, rows, plan=None, delta=None, worst=5):
             round(fleet['bandwidth_median_gib_s'], 3) if fleet['bandwidth_median_gib_s'] else 'n/a',
             fleet['throttled_drives']),
         'GDS paths: %s' % ', '.join('%s %d' % kv for kv in sorted(fleet['gds_paths'].items()))]
-    ranked = sorted(rows, key=lambda r: (-r['errors'], -r['warnings'], -r['drift'], r['bw_after'] or 0, r['host']))
-    bad = [r for r in ranked if r['errors'] or r['warnings'] or r['drift']][:worst]
+    ranked = sorted(rows, key=lambda r: (-r['errors'], -r['warnings'], -r['drifted'], r['bw_after'] or 0, r['host']))
+    bad = [r for r in ranked if r['errors'] or r['warnings'] or r['drifted']][:worst]
     for r in bad:
         lines.append('worst: %s %s (%d errors, %d warnings, %d drifted settings%s)' % (
-            r['host'], r['status'], r['errors'], r['warnings'], r['drift'],
+            r['host'], r['status'], r['errors'], r['warnings'], r['drifted'],
             (', %s GiB/s' % r['bw_after']) if r['bw_after'] is not None else ''))
     if plan:
         lines.append('plan: %s' % (plan.get('line') or plan.get('error')))

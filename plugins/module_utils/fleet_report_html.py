@@ -85,9 +85,9 @@ function filtered(){
   return (x<y?-1:1)*d;});
  return out;
 }
-var COLS=[['host','node'],['status','status'],['drives','drives'],['gds','GDS path'],['temp_max_c','max \u00b0C'],
+var COLS=[['host','node'],['status','status'],['data_drives','drives'],['gds','GDS path'],['temp_max_c','max \u00b0C'],
  ['throttled','throttled'],['bw_before','before GiB/s'],['bw_after','after GiB/s'],['ratio','ratio'],['errors','errors'],
- ['warnings','warnings'],['drift','drift'],['outlier','outlier'],['age_h','age h']];
+ ['warnings','warnings'],['drifted','drift'],['outlier','outlier'],['age_h','age h']];
 function table(){
  var rows=filtered(),pages=Math.max(1,Math.ceil(rows.length/PAGE));if(state.page>=pages)state.page=pages-1;
  var t=document.getElementById('nodes'),head=el('tr');t.textContent='';

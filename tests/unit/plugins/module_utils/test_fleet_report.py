@@ -63,6 +63,8 @@ def test_lab_fleet_after_a_tune_run(lab):
     assert node2['status'] == 'warning' and node2['throttled'] == 1
     assert any('DATA0002' in f['message'] and f['fix'] for f in node2['findings'])
     assert node2['curve'] and set(node2['thermal']) == set(['nvme1n1', 'nvme2n1'])
+    assert node2['data_drives'] == 2 and [d['serial'] for d in node2['drives']] == ['OS0001', 'DATA0001', 'DATA0002']
+    assert node2['drifted'] == 0 and node2['drift'] == []
     assert node2['bw_before'] < node2['bw_after'] and node2['ratio'] > 1
     assert lab['plan']['preset'] == 'llama3-8b' and lab['plan']['after']['interval_s'] > 0
     assert any(line.startswith('worst: node2') for line in lab['summary'])
@@ -130,10 +132,10 @@ def test_missing_stale_and_unreadable_nodes(base, tmp_path):
 
 
 def test_outliers_against_peers_with_as_many_drives():
-    rows = [{'host': 'n%d' % i, 'drives': 8, 'bw_before': None, 'bw_after': bw, 'status': 'ok', 'warnings': 0,
-             'errors': 0, 'infos': 0, 'drift': 0, 'gds': None, 'temp_max_c': 40, 'throttled': 0, 'outlier': False}
+    rows = [{'host': 'n%d' % i, 'data_drives': 8, 'bw_before': None, 'bw_after': bw, 'status': 'ok', 'warnings': 0,
+             'errors': 0, 'infos': 0, 'drifted': 0, 'gds': None, 'temp_max_c': 40, 'throttled': 0, 'outlier': False}
             for i, bw in enumerate([10.0, 10.2, 9.8, 6.0])]
-    rows.append(dict(rows[0], host='small', drives=4, bw_after=5.0))
+    rows.append(dict(rows[0], host='small', data_drives=4, bw_after=5.0))
     fleet = fr.overview(rows, 0.8)
     assert [r['host'] for r in rows if r['outlier']] == ['n3'] and fleet['outliers'] == 1
     assert rows[3]['status'] == 'warning'

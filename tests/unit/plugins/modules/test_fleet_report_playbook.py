@@ -1,0 +1,67 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""playbooks/fleet_report.yml for real (ansible-playbook, no host contacted): from a jsonfile cache read directly,
+and from the facts the hosts already have through ansible's own jsonfile cache plugin, with a host's inventory
+target making drift; check mode writes nothing."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, 'tests', 'bench'))
+import fleet_cache  # noqa: E402  pylint: disable=wrong-import-position
+
+PLAYBOOK = os.path.join(ROOT, 'playbooks', 'fleet_report.yml')
+
+
+def _play(tmp_path, extra, env=None, check=False):
+    inventory = tmp_path / 'inventory.ini'
+    inventory.write_text('[checkpoint_nodes]\nnode1 ansible_host=192.0.2.1\n'
+                         'node2 ansible_host=192.0.2.2 block_layer_scheduler=mq-deadline\n')
+    argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', str(inventory), PLAYBOOK,
+            '-e', json.dumps(extra)] + (['--check'] if check else [])
+    run = subprocess.run(argv, cwd=ROOT, env=dict(os.environ, **(env or {})), stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, universal_newlines=True)
+    assert run.returncode == 0, run.stdout[-3000:]
+    return run.stdout
+
+
+def _nodes(path):
+    with open(path) as handle:
+        return dict((n['host'], n) for n in json.load(handle)['nodes'])
+
+
+def test_from_a_cache_directory_and_from_cached_facts(tmp_path):
+    cache = str(tmp_path / 'cache')
+    fleet_cache.write_cache(cache, 2, lab=True)
+    out = str(tmp_path / 'direct')
+    log = _play(tmp_path, {'fleet_report_source': 'cache', 'fleet_report_cache_dir': cache, 'fleet_report_dir': out})
+    assert '2 nodes, 4 data drives' in log and 'worst: node2' in log
+    assert sorted(os.listdir(out)) == ['fleet_report.html', 'fleet_report.json', 'fleet_report_drives.csv',
+                                       'fleet_report_nodes.csv']
+    assert _nodes(os.path.join(out, 'fleet_report.json'))['node2']['drift'] == []   # the cache has no inventory
+    # the facts the hosts already have (ansible's jsonfile cache plugin): node2's inventory asks for mq-deadline
+    out = str(tmp_path / 'facts')
+    _play(tmp_path, {'fleet_report_source': 'facts', 'fleet_report_dir': out},
+          env={'ANSIBLE_CACHE_PLUGIN': 'jsonfile', 'ANSIBLE_CACHE_PLUGIN_CONNECTION': cache})
+    nodes = _nodes(os.path.join(out, 'fleet_report.json'))
+    assert nodes['node1']['drift'] == [] and nodes['node2']['drifted'] == 2
+    assert [(x['item'], x['found'], x['target']) for x in nodes['node2']['drift']] == [
+        ('nvme1n1', 'none', 'mq-deadline'), ('nvme2n1', 'none', 'mq-deadline')]
+    assert sorted(os.listdir(os.path.join(out, 'facts'))) == ['node1', 'node2']
+
+
+def test_check_mode_writes_no_report(tmp_path):
+    cache = str(tmp_path / 'cache')
+    fleet_cache.write_cache(cache, 2, lab=True)
+    out = str(tmp_path / 'report')
+    log = _play(tmp_path, {'fleet_report_source': 'cache', 'fleet_report_cache_dir': cache, 'fleet_report_dir': out},
+                check=True)
+    assert 'check mode: not written' in log and not os.path.exists(out)
