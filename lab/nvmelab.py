@@ -773,8 +773,8 @@ def fabric_target(node, nqn, qid_max):
                                              "ports": ports, "addr": node["fabric"]["addr"]})
     result = {"nqn": nqn, "address": node["fabric"]["addr"], "ports": FABRIC_PORTS, "namespaces": len(serials),
               "qid_max": qid_max}
-    log("%s exports %s (%d namespaces) on %s tcp:%d rdma:%d" % (node["name"], nqn, len(serials), result["address"],
-                                                            FABRIC_PORTS["tcp"], FABRIC_PORTS["rdma"]))
+    log("%s exports %s (%d namespaces) on %s tcp:%d rdma:%d"
+        % (node["name"], nqn, len(serials), result["address"], FABRIC_PORTS["tcp"], FABRIC_PORTS["rdma"]))
     return result
 
 

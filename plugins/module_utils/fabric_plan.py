@@ -165,6 +165,11 @@ def target_key(target):
             DISCOVERY_NQN if discovery else target["nqn"])
 
 
+def key_text(key):
+    """One connection's key as text: ``transport address:port nqn``."""
+    return "%s %s:%s %s" % tuple(key)
+
+
 def duplicate_targets(targets):
     """Messages for targets named twice (same transport, address, service id and NQN)."""
     seen = {}
@@ -357,7 +362,8 @@ def summary(connection):
     got = connection.get("granted") or {}
     item = {"name": connection.get("name"), "transport": connection.get("transport"),
             "rtt_ms": connection.get("rtt_ms"), "queue_size": asked.get("queue_size"),
-            "queue_size_bound": asked.get("queue_size_bound"), "nr_io_queues_bound": asked.get("nr_io_queues_bound"), "granted_queue_size": got.get("queue_size"),
+            "queue_size_bound": asked.get("queue_size_bound"), "nr_io_queues_bound": asked.get("nr_io_queues_bound"),
+            "granted_queue_size": got.get("queue_size"),
             "nr_io_queues": asked.get("nr_io_queues"), "granted_io_queues": got.get("nr_io_queues"),
             "paths": connection.get("paths"), "clamped": connection.get("clamped") or [],
             "state": connection.get("state")}

@@ -90,6 +90,11 @@ options:
         C(/sys/class/nvme-subsystem/*)), read back after writing; V(null) leaves it.
     type: str
     choices: [numa, round-robin, queue-depth]
+  planned:
+    description:
+      - What earlier runs asked for each connection, by RV(connections[].key_text) (the role's record); a connection
+        that exists keeps it, so a round trip that moved a little does not rewrite the persisted sizes.
+    type: dict
   force:
     description: Subsystem NQNs that O(state=absent) may disconnect although a namespace is mounted or held.
     type: list
@@ -130,6 +135,8 @@ connections:
               sample: ['queue_size 256 asked, 128 granted']}
     controllers: {description: The controllers (nvmeN) of this connection., type: list, elements: str}
     state: {description: connected, existing, would_connect, disconnected, absent or failed., type: str}
+    key_text: {description: 'transport address:port nqn, the key of O(planned).', type: str}
+    replanned: {description: What this run would ask for a connection that exists (it keeps RV(connections[].asked))., type: dict}
     error: {description: Why a connection failed., type: str}
 subsystems:
   description: The subsystems of the connections after the run, by NQN.
@@ -272,8 +279,8 @@ def in_use(ctrl_names):
         holders = listdir('/sys/block/%s/holders' % head)
         mounted = [m['mount_point'] for m in mounts if m['source'] == '/dev/' + head]
         if holders or mounted:
-            busy.append('%s (%s)' % (head, ', '.join(['mounted on %s' % m for m in mounted]
-                                                    + ['held by %s' % h for h in holders])))
+            uses = ['mounted on %s' % m for m in mounted] + ['held by %s' % h for h in holders]
+            busy.append('%s (%s)' % (head, ', '.join(uses)))
     return busy
 
 
@@ -331,8 +338,8 @@ def plan(module, target, cpus, connections_per_target):
     if not samples:
         entry.update(state='failed', rtt_ms=None, rtt_spread_ms=[],
                      error='%s:%s did not answer %d TCP handshakes in 2 s each: check the address, the route '
-                           'and the fabric NIC (the round trip sizes the queue)' % (key[1], key[2],
-                                                                                 params['rtt_samples']))
+                           'and the fabric NIC (the round trip sizes the queue)'
+                           % (key[1], key[2], params['rtt_samples']))
         return entry
     rtt = samples[len(samples) // 2]
     entry.update(rtt_ms=round(rtt, 3), rtt_spread_ms=[round(samples[0], 3), round(samples[-1], 3)])
@@ -367,6 +374,7 @@ def main():
             hostid=dict(type='str'),
             iopolicy=dict(type='str', choices=['numa', 'round-robin', 'queue-depth']),
             force=dict(type='list', elements='str', default=[]),
+            planned=dict(type='dict'),
         ),
         supports_check_mode=True,
     )
@@ -394,6 +402,13 @@ def present(module, cpus):
         if entry.get('state') == 'failed':
             continue
         names = matching(controllers, entry['key'])
+        kept = (params['planned'] or {}).get(fabric_plan.key_text(entry['key']))
+        if names and isinstance(kept, dict) and kept.get('queue_size'):
+            # connected by an earlier run: what it asked then stays what is asked (and persisted), so a round trip
+            # that moved a little does not rewrite the files; the plan of this run is shown beside it
+            entry['replanned'] = entry['asked']
+            entry['asked'] = dict(kept, recorded=True)
+            entry['queue_size'], entry['nr_io_queues'] = kept['queue_size'], kept.get('nr_io_queues')
         if names:
             entry['state'] = 'existing'
         elif module.check_mode:
@@ -407,8 +422,8 @@ def present(module, cpus):
             controllers = fabric_controllers()
             names = matching(controllers, entry['key'])
             if rc != 0 and not names:
-                entry.update(state='failed', error='%s failed (rc %d): %s' % (' '.join(argv), rc,
-                                                                             (err or out).strip()[-400:]))
+                entry.update(state='failed',
+                             error='%s failed (rc %d): %s' % (' '.join(argv), rc, (err or out).strip()[-400:]))
                 continue
             entry['state'] = 'connected'
             changed = True
@@ -423,6 +438,7 @@ def present(module, cpus):
             entry['granted'], entry['clamped'] = None, []
     nqns = set()
     for entry in results:
+        entry['key_text'] = fabric_plan.key_text(entry['key'])
         entry['key'] = list(entry['key'])
         entry['subsystems'] = sorted(set(controllers[n]['subsysnqn'] for n in entry.get('controllers') or []
                                          if n in controllers))
@@ -456,8 +472,8 @@ def absent(module, cpus):
         nqns = set(controllers[n]['subsysnqn'] for n in names)
         busy = in_use(names)
         if busy and not nqns <= set(params['force']):
-            refused.append('%s: %s; unmount it first, or name %s in force' % (entry['name'], ', '.join(busy),
-                                                                            ' '.join(sorted(nqns))))
+            refused.append('%s: %s; unmount it first, or name %s in force'
+                           % (entry['name'], ', '.join(busy), ' '.join(sorted(nqns))))
             entry['state'] = 'refused'
             continue
         if module.check_mode:

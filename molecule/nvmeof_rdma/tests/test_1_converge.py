@@ -15,7 +15,7 @@ def test_both_transports_are_live_with_what_the_target_granted(node):
         assert "traddr=%s,trsvcid=%s" % (TARGET, port) in ctrl["address"]
         assert (ctrl["ctrl_loss_tmo"], ctrl["reconnect_delay"], ctrl["kato"]) == ("600", "10", "5")
         assert ctrl["queue_count"] == "2"  # qid_max 1 on the target: one I/O queue (+ the admin queue)
-    # tcp: Little's Law, 140 MiB/s x (80 ms + RTT) / 1 MiB ~ 11.3 -> 16; rdma: 256 asked, 128 granted
+    # tcp: Little's Law, 140 MiB/s x (60 ms + RTT) / 1 MiB ~ 8.2 -> 16; rdma: 256 asked, 128 granted
     assert ctrls["tcp"]["sqsize"] == "15"
     assert ctrls["rdma"]["sqsize"] == "127"
 

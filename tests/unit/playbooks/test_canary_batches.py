@@ -22,7 +22,7 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLAYBOOK = os.path.join(ROOT, 'playbooks', 'tune_checkpoint_nodes.yml')
-CHANGING_ROLES = ('gds', 'io_uring_engine', 'block_layer', 'xfs', 'deepspeed_config')
+CHANGING_ROLES = ('gds', 'io_uring_engine', 'block_layer', 'xfs', 'deepspeed_config', 'nvmeof_rdma')
 HOSTS = ['n1', 'n2', 'n3', 'n4', 'n5', 'n6']
 
 

@@ -130,10 +130,10 @@ def test_target_errors_name_each_value_and_limit():
     ]
     assert fp.target_errors({"transport": "tcp", "address": "10.0.0.5", "nqn": NQN, "queue_size": 0}) == [
         "nvmeof_rdma_targets[0].queue_size: 0 is out of range; give 16 to 1024"]
-    assert "is not a whole number" in fp.target_errors({"transport": "tcp", "address": "10.0.0.5", "nqn": NQN,
-                                                         "queue_size": True})[0]
-    assert "set discovery: true" in fp.target_errors({"transport": "tcp", "address": "10.0.0.5",
-                                                       "nqn": fp.DISCOVERY_NQN})[0]
+    flag = {"transport": "tcp", "address": "10.0.0.5", "nqn": NQN, "queue_size": True}
+    assert "is not a whole number" in fp.target_errors(flag)[0]
+    discovery = {"transport": "tcp", "address": "10.0.0.5", "nqn": fp.DISCOVERY_NQN}
+    assert "set discovery: true" in fp.target_errors(discovery)[0]
     assert "is not a dict" in fp.target_errors("rdma://10.0.0.5")[0]
 
 
