@@ -12,7 +12,8 @@ module: fleet_report
 short_description: Write the fleet report (HTML, JSON, CSV) from a fact cache, on the controller
 version_added: 0.3.0
 description:
-  - Reads one document per host from a directory laid out like ansible's C(ansible.builtin.jsonfile) fact cache
+  - >-
+    Reads one document per host from a directory laid out like ansible's C(ansible.builtin.jsonfile) fact cache
     (2.19's C(s1_<host>) files with C(__payload__), or plain C(<host>) files; the fleet_report role writes the same
     from live facts or from any configured cache plugin, C(community.general.redis) included), one host at a time,
     and writes on the machine it runs on (the controller - run it with C(delegate_to: localhost) and
@@ -83,12 +84,14 @@ options:
     description: A directory of the verification's C(<host>.json) reports (the verification role's C(verify/)).
     type: path
   stale_hours:
-    description: Facts older than this (hours) are stale.
-    type: float
+    description: Facts older than this (hours) are stale (above 0, at most 87600; a number, not a boolean).
+    type: raw
     default: 24
   outlier_fraction:
-    description: A node below this fraction of the median bandwidth of the nodes with as many drives is an outlier.
-    type: float
+    description:
+      - A node below this fraction of the median bandwidth of the nodes with as many drives is an outlier (above 0,
+        at most 1; a number, not a boolean).
+    type: raw
     default: 0.8
 '''
 
@@ -213,12 +216,17 @@ def main():
             plan=dict(type='dict', default={}),
             previous=dict(type='path'),
             verify_dir=dict(type='path'),
-            stale_hours=dict(type=_number, default=24.0),
-            outlier_fraction=dict(type=_number, default=0.8),
+            stale_hours=dict(type='raw', default=24.0),
+            outlier_fraction=dict(type='raw', default=0.8),
         ),
         supports_check_mode=True,
     )
     p = module.params
+    for key in ('stale_hours', 'outlier_fraction'):
+        try:
+            p[key] = _number(p[key])
+        except (TypeError, ValueError) as exc:
+            module.fail_json(msg='%s: %s' % (key, exc))
     for key in ('cache_dir', 'out_dir', 'previous', 'verify_dir'):
         if p[key] is not None and not os.path.isabs(p[key]):
             module.fail_json(msg='%s: %r is not an absolute path' % (key, p[key]))
