@@ -167,10 +167,15 @@ WantedBy=multi-user.target
 END
 systemctl daemon-reload
 dev=$(ip -o link | awk -v mac="$mac" '$0 ~ mac {sub(":", "", $2); print $2; exit}')
-# the address now by hand (networkctl can time out on a node still booting under TCG); the .network file is what
-# gives it at every later boot
+# systemd-networkd takes the fabric NIC over from the DHCP file now (the role asks networkctl which file manages
+# it); a node still booting under TCG can time networkctl out, so it is retried, and the address is also set by hand
+for i in 1 2 3 4 5; do
+  networkctl reload 2>/dev/null && networkctl reconfigure "$dev" 2>/dev/null && break
+  sleep 5
+done
 ip link set dev "$dev" up
 ip addr replace %(addr)s/24 dev "$dev"
+for i in $(seq 30); do networkctl status --no-pager "$dev" 2>/dev/null | grep -q 05-fabric.network && break; sleep 1; done
 systemctl enable --now lab-rxe.service >/dev/null 2>&1
 echo "$dev"
 """

@@ -2,8 +2,6 @@
 targets (unknown transport, queue size out of range, a malformed NQN)."""
 import json
 
-import pytest
-
 from fabric_node import read_node, role
 
 testinfra_hosts = ["ansible://init"]
@@ -30,17 +28,20 @@ def test_fix_gives_the_second_host_a_fresh_identity_in_check_mode(host):
     assert "changed: [target] => (item=hostnqn)" in out or "changed: [target] => (item={'key': 'hostnqn'" in out
 
 
-@pytest.mark.parametrize("bad, message", [
-    ({"transport": "fc"}, "transport: 'fc' is not a fabric transport this role connects; give one of tcp, rdma"),
-    ({"queue_size": 0}, "queue_size: 0 is out of range; give 16 to 1024"),
-    ({"queue_size": 2000}, "queue_size: 2000 is out of range; give 16 to 1024"),
-    ({"nqn": "nqn.bad"}, "is not an NQN; give nqn.yyyy-mm.<reverse domain>:<name>"),
-])
-def test_bad_targets_are_refused_before_any_connect(host, bad, message):
+BAD = [({"transport": "fc"}, "transport: 'fc' is not a fabric transport this role connects; give one of tcp, rdma"),
+       ({"queue_size": 0}, "queue_size: 0 is out of range; give 16 to 1024"),
+       ({"queue_size": 2000, "service_id": 4421}, "queue_size: 2000 is out of range; give 16 to 1024"),
+       ({"nqn": "nqn.bad", "service_id": 4422}, "is not an NQN; give nqn.yyyy-mm.<reverse domain>:<name>")]
+
+
+def test_bad_targets_are_refused_before_any_connect(host):
+    """One run with four bad targets (and a good one): every problem named at once, nothing connected."""
     before = read_node(host)
-    target = dict(TARGET, **bad)
-    rc, out, recap, _result = role("-e", json.dumps({"nvmeof_rdma_targets": [target]}))
-    assert rc != 0 and message in out, out[-3000:]
+    targets = [TARGET] + [dict(TARGET, **bad) for bad, _message in BAD]
+    rc, out, recap, _result = role("-e", json.dumps({"nvmeof_rdma_targets": targets}))
+    assert rc != 0
+    for index, (_bad, message) in enumerate(BAD, start=1):
+        assert "nvmeof_rdma_targets[%d]." % index in out and message in out, (message, out[-3000:])
     assert recap["init"]["changed"] == 0
     after = read_node(host)
     assert after["controllers"] == before["controllers"] and after["files"] == before["files"]

@@ -143,7 +143,21 @@ def test_facts_are_not_modified():
 
 
 def test_a_single_string_selector_is_a_list_of_one():
-    assert normalize_selection({'serials': 'DATA0001'}) == {'serials': ['DATA0001'], 'models': [], 'devices': []}
+    assert normalize_selection({'serials': 'DATA0001'}) == {'serials': ['DATA0001'], 'models': [], 'devices': [],
+                                                            'subsystems': []}
+
+
+def test_fabric_namespaces_are_selected_by_subsystem_nqn():
+    nqn = 'nqn.2026-12.io.checkpoint-io.lab:target-data'
+    facts = {'controllers': [ctrl('nvme0', 'OS0001'), dict(ctrl('nvme3', 'a1b2c3', 'Linux'), subsysnqn=nqn),
+                             dict(ctrl('nvme4', 'a1b2c3', 'Linux'), subsysnqn=nqn)],
+             'namespaces': [ns('nvme0n1', 'nvme0', is_os_drive=True),
+                            ns('nvme3n1', 'nvme3', controllers=['nvme3', 'nvme4'], paths=['nvme3c3n1', 'nvme3c4n1']),
+                            ns('nvme3n2', 'nvme3', controllers=['nvme3', 'nvme4'])]}
+    result = select_drives(facts, {'subsystems': [nqn, 'nqn.2026-12.io.example:absent']})
+    assert [d['name'] for d in result['selected']] == ['nvme3n1', 'nvme3n2']
+    assert result['selected'][0]['matched_by'] == ['subsystem ' + nqn] and result['selected'][0]['explicit']
+    assert result['unmatched'] == ['subsystem nqn.2026-12.io.example:absent']
 
 
 @pytest.mark.parametrize('selection, fragment', [
