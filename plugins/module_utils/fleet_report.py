@@ -6,7 +6,7 @@ the console summary), streamed one node at a time so the memory stays bounded fo
 A node's input is the document ansible's jsonfile fact cache holds for the host (or the same written from live facts
 by the fleet_report role): ``checkpoint_io`` (or ``ansible_checkpoint_io``), the collection's facts; optionally
 ``checkpoint_io_verify`` (the verification's report), ``fleet_report_targets`` (the host's own targets) and
-``checkpoint_io_before`` (the facts before tuning). The records of the state store in the facts' ``state`` section
+``checkpoint_io_compression`` (compression_readiness.yml's result: the best codec's projected ratio). The records of the state store in the facts' ``state`` section
 give the depth sweep (``depth_sweep``), the thermal time series (``thermal_series``) and the baseline.
 
 JSON schema (SCHEMA_VERSION; documented in docs/fleet_report_schema.md): {schema, schema_version, generated_at,
@@ -63,7 +63,7 @@ AIO_SETTINGS = (('queue_depth', 'deepspeed_config_queue_depth'), ('block_size', 
                 ('overlap_events', 'deepspeed_config_overlap_events'))
 ROW_KEYS = ('host', 'status', 'gathered_at', 'age_h', 'kernel', 'data_drives', 'gds', 'io_uring', 'temp_max_c',
             'throttled', 'bw_before', 'bw_after', 'ratio', 'errors', 'warnings', 'infos', 'drifted', 'outlier',
-            'sweep_ceiling_mib_s', 'latency_ms')
+            'sweep_ceiling_mib_s', 'latency_ms', 'compression_ratio', 'compression_codec', 'compression_bound')
 NODE_CSV = ROW_KEYS
 DRIVE_CSV = ('host', 'name', 'serial', 'model', 'size_bytes', 'os_drive', 'temp_c', 'wctemp_c', 'throttled',
              'critical_warning', 'scheduler', 'nr_requests', 'read_ahead_kb', 'max_sectors_kb', 'nomerges',
@@ -294,6 +294,11 @@ def node_record(host, doc, targets=None, now=None, stale_hours=24.0, verify=None
         'outlier': False, 'sweep_ceiling_mib_s': round(best[1] / sweep_drives, 1) if best else None,
         'latency_ms': best[2] if best and best[2] else None,
     }
+    # compression readiness (playbooks/compression_readiness.yml's fact): the best codec's projection
+    projection = _dict(_dict(doc.get('checkpoint_io_compression')).get('projection'))
+    row['compression_ratio'] = _num(projection.get('ratio'))
+    row['compression_codec'] = projection.get('codec')
+    row['compression_bound'] = projection.get('bound')
     row['status'] = ('missing' if not facts else 'error' if counts['error'] else 'stale'
                      if age_h is not None and age_h > stale_hours else 'warning' if counts['warning'] else
                      'drift' if drift else 'ok')

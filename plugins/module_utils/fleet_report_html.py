@@ -87,7 +87,8 @@ function filtered(){
 }
 var COLS=[['host','node'],['status','status'],['data_drives','drives'],['gds','GDS path'],['temp_max_c','max \u00b0C'],
  ['throttled','throttled'],['bw_before','before GiB/s'],['bw_after','after GiB/s'],['ratio','ratio'],['errors','errors'],
- ['warnings','warnings'],['drifted','drift'],['outlier','outlier'],['age_h','age h']];
+ ['warnings','warnings'],['drifted','drift'],['outlier','outlier'],['compression_ratio','compression'],
+ ['age_h','age h']];
 function table(){
  var rows=filtered(),pages=Math.max(1,Math.ceil(rows.length/PAGE));if(state.page>=pages)state.page=pages-1;
  var t=document.getElementById('nodes'),head=el('tr');t.textContent='';
@@ -144,7 +145,9 @@ function render(r,d){
  var box=document.getElementById('detail');box.textContent='';box.hidden=false;
  box.appendChild(el('h2',r.host));
  box.appendChild(el('p','status '+r.status+'; kernel '+fmt(r.kernel)+'; GDS path '+fmt(r.gds)+'; io_uring allowed '+
-  fmt(r.io_uring)+'; facts gathered '+fmt(r.gathered_at)+(r.outlier?'; OUTLIER: below the fleet median':'')));
+  fmt(r.io_uring)+'; facts gathered '+fmt(r.gathered_at)+(r.outlier?'; OUTLIER: below the fleet median':'')+
+  (r.compression_ratio!==null&&r.compression_ratio!==undefined?'; compression '+fmt(r.compression_ratio)+'x ('+
+  fmt(r.compression_codec)+', '+fmt(r.compression_bound)+'-bound)':'')));
  box.appendChild(el('h3','Drives (every layer\\'s setting)'));
  box.appendChild(grid(['drive','serial','model','bytes','OS drive','\u00b0C','WCTEMP','throttled','scheduler',
   'nr_requests','read_ahead_kb','max_sectors_kb','nomerges','rq_affinity','I/O queues','link','drifted'],d.d,

@@ -151,6 +151,9 @@ def synth(base, host, i, rng, now, lab=False):
                                    'DATA0002 throttled to 30% under the sustained write',
                                    'fix': 'cool the drive; the thermal back-off (per-rank depth 8 -> 3) is in force'})
     doc = {'checkpoint_io': facts, 'checkpoint_io_verify': verify}
+    if lab or rng.random() < 0.5:   # compression_readiness.yml's fact (its projection)
+        doc['checkpoint_io_compression'] = {'projection': {
+            'codec': 'huffman', 'ratio': round(rng.uniform(1.15, 1.35), 4), 'bound': 'compress'}}
     if not lab:
         roll = rng.random()
         if roll < 0.01:

@@ -162,3 +162,12 @@ def test_plan_errors_are_reported_not_raised(base):
     bad = fr.fleet_plan(rows, {'checkpoint': 'llama3-70b', 'ranks_per_node': 8, 'window_s': 0,
                                'drive_mib_s': 100, 'latency_ms': 1})
     assert 'window_s' in bad['error']
+
+
+def test_compression_readiness_in_the_row(base):
+    doc = _doc(base)
+    doc['checkpoint_io_compression'] = {'projection': {'codec': 'huffman', 'ratio': 1.2473, 'bound': 'compress'}}
+    row = fr.node_record('n', doc, now=NOW)['row']
+    assert (row['compression_ratio'], row['compression_codec'], row['compression_bound']) == (1.2473, 'huffman',
+                                                                                              'compress')
+    assert fr.node_record('n', _doc(base), now=NOW)['row']['compression_ratio'] is None
