@@ -6,8 +6,9 @@ the console summary), streamed one node at a time so the memory stays bounded fo
 A node's input is the document ansible's jsonfile fact cache holds for the host (or the same written from live facts
 by the fleet_report role): ``checkpoint_io`` (or ``ansible_checkpoint_io``), the collection's facts; optionally
 ``checkpoint_io_verify`` (the verification's report), ``fleet_report_targets`` (the host's own targets) and
-``checkpoint_io_compression`` (compression_readiness.yml's result: the best codec's projected ratio). The records of the state store in the facts' ``state`` section
-give the depth sweep (``depth_sweep``), the thermal time series (``thermal_series``) and the baseline.
+``checkpoint_io_compression`` (compression_readiness.yml's result: the best codec's projected ratio). The records
+of the state store in the facts' ``state`` section give the depth sweep (``depth_sweep``), the thermal time series
+(``thermal_series``) and the baseline.
 
 JSON schema (SCHEMA_VERSION; documented in docs/fleet_report_schema.md): {schema, schema_version, generated_at,
 source, fleet: overview, plan, changes, nodes: [node]}; a node is its row (ROW_KEYS) plus ``drives``, ``drift``,

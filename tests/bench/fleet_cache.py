@@ -186,7 +186,7 @@ def write_cache(out, nodes, seed=16, lab=False, prefix='node', now=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     parser.add_argument('--nodes', type=int, default=1000)
     parser.add_argument('--out', required=True)
     parser.add_argument('--seed', type=int, default=16)

@@ -61,7 +61,7 @@ def build(cache, out):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     parser.add_argument('--nodes', type=int, action='append', help='fleet sizes (default 1000 and 10000)')
     parser.add_argument('--keep', help='work directory to keep (default: a temporary one, removed)')
     parser.add_argument('--build', nargs=2, metavar=('CACHE', 'OUT'), help=argparse.SUPPRESS)
