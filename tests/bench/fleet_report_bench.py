@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Benchmark of the fleet report: for each fleet size, a synthetic jsonfile fact cache (tests/bench/fleet_cache.py)
