@@ -275,6 +275,9 @@ def node_record(host, doc, targets=None, now=None, stale_hours=24.0, verify=None
             curve.append([int(p['depth']), round(_num(p['bw_bytes']) / MIB, 1),
                           round((_num(p.get('mean_ns')) or _num(p.get('p99_ns')) or 0) / 1e6, 2)])
     best = max(curve, key=lambda c: c[1]) if curve else None
+    # the latency at the knee (the smallest depth reaching 95% of the best, as knee_depth finds it): past the knee
+    # more depth adds latency only, so the best point's latency would overstate what Little's Law needs
+    knee = min((c for c in curve if c[1] >= 0.95 * best[1]), key=lambda c: c[0]) if best else None
     sweep_drives = max(1, len(_list(_dict(sweep).get('device'))) if isinstance(sweep.get('device'), list) else 1)
     before = _num(_dict(verify.get('before')).get('throughput_gib_s'))
     if before is None:
@@ -293,7 +296,7 @@ def node_record(host, doc, targets=None, now=None, stale_hours=24.0, verify=None
         'ratio': round(after / before, 2) if before and after else None,
         'errors': counts['error'], 'warnings': counts['warning'], 'infos': counts['info'], 'drifted': len(drift),
         'outlier': False, 'sweep_ceiling_mib_s': round(best[1] / sweep_drives, 1) if best else None,
-        'latency_ms': best[2] if best and best[2] else None,
+        'latency_ms': knee[2] if knee and knee[2] else None,
     }
     # compression readiness (playbooks/compression_readiness.yml's fact): the best codec's projection
     projection = _dict(_dict(doc.get('checkpoint_io_compression')).get('projection'))
