@@ -56,10 +56,10 @@ def record(node):
 
 def role(*extra):
     """(rc, output, recap, nvmeof_rdma_result) of the role playbook run from the tests."""
-    with tempfile.NamedTemporaryFile(suffix=".json") as handle:
-        rc, out, recap = run_playbook(ROLE_PLAY, *extra, env={"NVMEOF_RESULT_FILE": handle.name})
-        handle.seek(0)
-        text = handle.read().decode()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "result.json")
+        rc, out, recap = run_playbook(ROLE_PLAY, *extra, env={"NVMEOF_RESULT_FILE": path})
+        text = open(path).read() if os.path.exists(path) else ""  # copy replaces the file: read it by name
     return rc, out, recap, json.loads(text) if text.strip() else None
 
 
