@@ -102,7 +102,8 @@ REFUSED_MOUNT_OPTIONS = {
     'nofail': 'an fstab-only option: put it in xfs_fstab_options',
     'defaults': 'not a kernel option: list the options instead',
 }
-FSTAB_ONLY_OPTIONS = ('nofail',)
+FSTAB_ONLY_OPTIONS = ('nofail', '_netdev')
+FABRIC_TRANSPORTS = ('tcp', 'rdma', 'fc')
 OPPOSITES = {'noatime': ('relatime', 'strictatime'), 'relatime': ('noatime', 'strictatime'),
              'inode64': ('inode32',), 'inode32': ('inode64',), 'largeio': ('nolargeio',),
              'nolargeio': ('largeio',), 'discard': ('nodiscard',), 'nodiscard': ('discard',)}
@@ -426,6 +427,7 @@ def _member_entry(member, controllers):
         'size_bytes': member.get('size_bytes'),
         'optimal_io_size': member.get('optimal_io_size') or 0,
         'io_queues': _io_queues(member, controllers),
+        'transport': (controllers.get(member.get('controller')) or {}).get('transport'),
     }
 
 
@@ -600,6 +602,12 @@ def plan_volume(selected, controllers=None, settings=None, target_size_bytes=Non
     errors.extend(option_errors)
     fstab_only, fstab_errors = check_fstab_options(settings.get('fstab_options'))
     errors.extend(fstab_errors)
+    fabric = [m['device'] for m in members if m.get('transport') in FABRIC_TRANSPORTS]
+    if fabric:
+        # NVMe-oF members (the nvmeof_rdma role's connections): the mount waits for the network and nvme-cli's
+        # reconnect at boot (_netdev orders it after remote-fs-pre), and a target that is down does not stop the boot
+        fstab_only += [option for option in ('_netdev', 'nofail') if option not in fstab_only]
+        warnings.append('%s reached over NVMe-oF: fstab gets _netdev,nofail' % ', '.join(fabric))
 
     log_device = settings.get('log_device')
     log_size = None

@@ -595,3 +595,12 @@ def test_settings_alone_are_refused_before_anything_is_read(settings, fragment):
 def test_usable_settings_have_no_errors_and_modes_may_be_numbers():
     assert xp.settings_errors(dict(SETTINGS, checkpoint_dir_mode=0o750, mdadm_conf='/etc/mdadm/mdadm.conf')) == []
     assert xp.check_dir_mode('2770') == 0o2770 and xp.check_dir_mode(0o750) == 0o750
+
+
+def test_a_volume_on_nvme_of_namespaces_mounts_with_netdev_and_nofail():
+    fabric = [dict(c, transport='tcp') for c in CONTROLLERS]
+    result = plan(controllers=fabric, fstab_options=[])
+    assert result['errors'] == []
+    assert result['mount']['fstab_opts'] == result['mount']['opts'] + ',_netdev,nofail'
+    assert result['warnings'] == ['/dev/nvme1n1, /dev/nvme2n1 reached over NVMe-oF: fstab gets _netdev,nofail']
+    assert plan()['mount']['fstab_only'] == ['nofail']  # local drives: as before
