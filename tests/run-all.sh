@@ -33,6 +33,7 @@ step fleet-bench python tests/bench/fleet_report_bench.py   # report time and HT
 step install tests/build_install.sh
 step lab-drive-models python -m pytest -p no:cacheprovider -s tests/lab/test_drive_models.py   # -s: the curves in the log
 step lab-nvme-ioctl python -m pytest -p no:cacheprovider -s tests/lab/test_nvme_ioctl.py   # the admin ioctl vs nvme-cli, -s: the times
+step lab-compression python -m pytest -p no:cacheprovider -s tests/lab/test_compression_node.py   # a checkpoint on a lab node, its bandwidth measured there
 step lab-faults python -m pytest -p no:cacheprovider -s tests/lab/test_faults.py   # faults injected mid-play, -s: the log
 for scenario in ${MOLECULE_SCENARIOS:-default gds io_uring_engine block_layer xfs nvmeof_rdma thermal_validate}; do
   step "molecule-$scenario" molecule test -s "$scenario"
