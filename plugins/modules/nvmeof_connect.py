@@ -122,34 +122,96 @@ connections:
   type: list
   elements: dict
   contains:
-    name: {description: The connection's name (or transport address:port).,  type: str, sample: ckpt-rdma}
-    transport: {description: tcp or rdma., type: str, sample: rdma}
-    address: {description: The target address., type: str, sample: 10.77.0.1}
-    service_id: {description: The service id (port)., type: str, sample: '4421'}
-    nqn: {description: The subsystem NQN (the discovery NQN for a discovery controller)., type: str}
-    rtt_ms: {description: Median measured round trip, ms (null when the target did not answer)., type: float, sample: 0.42}
-    rtt_spread_ms: {description: Lowest and highest sample., type: list, elements: float}
-    asked: {description: 'queue_size, nr_io_queues, why (bound), the Little''s Law depth.', type: dict}
-    granted: {description: 'queue_size (sysfs sqsize + 1), nr_io_queues (queue_count - 1), clamped.', type: dict}
-    clamped: {description: What the target granted below what was asked., type: list, elements: str,
-              sample: ['queue_size 256 asked, 128 granted']}
-    controllers: {description: The controllers (nvmeN) of this connection., type: list, elements: str}
-    state: {description: connected, existing, would_connect, disconnected, absent or failed., type: str}
-    key_text: {description: 'transport address:port nqn, the key of O(planned).', type: str}
-    replanned: {description: What this run would ask for a connection that exists (it keeps RV(connections[].asked))., type: dict}
-    error: {description: Why a connection failed., type: str}
+    name:
+      description: The connection's name (or transport address:port).
+      type: str
+      sample: ckpt-rdma
+    transport:
+      description: tcp or rdma.
+      type: str
+      sample: rdma
+    address:
+      description: The target address.
+      type: str
+      sample: 10.77.0.1
+    service_id:
+      description: The service id (port).
+      type: str
+      sample: '4421'
+    nqn:
+      description: The subsystem NQN (the discovery NQN for a discovery controller).
+      type: str
+      sample: nqn.2026-12.io.checkpoint-io.lab:target-data
+    key_text:
+      description: C(transport address:port nqn), the key of O(planned).
+      type: str
+      sample: rdma 10.77.0.1:4421 nqn.2026-12.io.checkpoint-io.lab:target-data
+    rtt_ms:
+      description: Median measured round trip in ms (null when the target did not answer).
+      type: float
+      sample: 0.42
+    rtt_spread_ms:
+      description: The lowest and the highest sample, ms.
+      type: list
+      elements: float
+      sample: [0.31, 0.77]
+    asked:
+      description: >-
+        queue_size (and queue_size_bound - inventory, littles_law, minimum or maximum), nr_io_queues (and
+        nr_io_queues_bound - inventory, cpus or budget), the Little's Law depth, the RTT and device latency used;
+        C(recorded) when an earlier run's values were kept.
+      type: dict
+      sample: {queue_size: 256, queue_size_bound: inventory, nr_io_queues: 2, nr_io_queues_bound: cpus, depth: 0.6}
+    replanned:
+      description: What this run would ask for a connection that exists (it keeps RV(connections[].asked)).
+      type: dict
+    granted:
+      description: queue_size (sysfs sqsize + 1), nr_io_queues (queue_count - 1), state and timeouts as the kernel holds them.
+      type: dict
+      sample: {queue_size: 128, nr_io_queues: 1, state: live, ctrl_loss_tmo: '600', reconnect_delay: 10, keep_alive_tmo: 5}
+    clamped:
+      description: What the target granted below what was asked.
+      type: list
+      elements: str
+      sample: ['queue_size 256 asked, 128 granted']
+    controllers:
+      description: The controllers (nvmeN) of this connection.
+      type: list
+      elements: str
+      sample: [nvme4]
+    subsystems:
+      description: The subsystem NQNs behind those controllers.
+      type: list
+      elements: str
+    paths:
+      description: Controllers (paths) of those subsystems in all.
+      type: int
+      sample: 2
+    state:
+      description: connected, existing, would_connect, disconnected, would_disconnect, refused, absent or failed.
+      type: str
+      sample: connected
+    error:
+      description: Why a connection failed.
+      type: str
 subsystems:
   description: The subsystems of the connections after the run, by NQN.
   returned: always
   type: dict
-  sample: {"nqn.2026-12.io.checkpoint-io.lab:target-data": {"name": nvme-subsys3, "iopolicy": round-robin,
-           "paths": [{"controller": nvme3, "transport": tcp, "state": live}], "namespaces": [nvme3n1, nvme3n2]}}
+  sample:
+    nqn.2026-12.io.checkpoint-io.lab:target-data:
+      name: nvme-subsys3
+      iopolicy: round-robin
+      paths: [{controller: nvme3, transport: tcp, address: '10.77.0.1:4420', state: live}]
+      namespaces: [nvme3n1, nvme3n2]
 cpus:
   description: The CPUs this node offers the I/O queues.
   returned: always
   type: int
+  sample: 2
 '''
 
+import math
 import os
 import socket
 import time
@@ -312,7 +374,7 @@ def check_params(params):
         number = None if isinstance(latency, bool) or isinstance(latency, (list, dict)) else float(latency)
     except (TypeError, ValueError):
         number = None
-    if number is None or number != number or not 0 <= number <= 60000:
+    if number is None or math.isnan(number) or not 0 <= number <= 60000:
         errors.append('device_latency_ms: %r must be a number from 0 to 60000 (milliseconds)' % (latency,))
     params['device_latency_ms'] = number
     if params['hostnqn'] is not None:

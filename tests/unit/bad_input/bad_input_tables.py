@@ -49,6 +49,8 @@ def state_dir_opt(record, with_args=None, **more):
     return spec
 
 
+# One NVMe-oF target as the nvmeof_connect module and the nvmeof_rdma role take it.
+FABRIC_TARGET = {'transport': 'tcp', 'address': '10.0.0.1', 'nqn': 'nqn.2026-12.io.example:ckpt'}
 SIZE_OPT = {'type': 'size'}
 FIO_PATH = {'path': 'exec', 'names': ['fio_path', 'fio'],
             'accept': {'empty': 'empty: fio is looked up in the PATH, as when unset'}}
@@ -363,20 +365,13 @@ MODULES = {
         'control': 'accept',
         'options': {
             'connections': {'elements': 'raw', 'null': 'refuse',
-                            'extra': [{'kind': 'transport_fc', 'value': [{'transport': 'fc', 'address': '10.0.0.1',
-                                                                         'nqn': 'nqn.2026-12.io.example:ckpt'}],
+                            'extra': [{'kind': 'transport_fc', 'value': [dict(FABRIC_TARGET, transport='fc')],
                                        'expect_in': "'fc' is not a fabric transport"},
-                                      {'kind': 'queue_size_0', 'value': [{'transport': 'tcp', 'address': '10.0.0.1',
-                                                                         'nqn': 'nqn.2026-12.io.example:ckpt',
-                                                                         'queue_size': 0}],
+                                      {'kind': 'queue_size_0', 'value': [dict(FABRIC_TARGET, queue_size=0)],
                                        'expect_in': 'give 16 to 1024'},
-                                      {'kind': 'queue_size_2000', 'value': [{'transport': 'tcp',
-                                                                            'address': '10.0.0.1',
-                                                                            'nqn': 'nqn.2026-12.io.example:ckpt',
-                                                                            'queue_size': 2000}],
+                                      {'kind': 'queue_size_2000', 'value': [dict(FABRIC_TARGET, queue_size=2000)],
                                        'expect_in': 'give 16 to 1024'},
-                                      {'kind': 'bad_nqn', 'value': [{'transport': 'rdma', 'address': '10.0.0.1',
-                                                                    'nqn': 'nqn.bad'}],
+                                      {'kind': 'bad_nqn', 'value': [dict(FABRIC_TARGET, nqn='nqn.bad')],
                                        'expect_in': "'nqn.bad' is not an NQN"}]},
             'state': {},
             'block_size_kib': {'type': 'raw', 'range': (4, 65536), 'null': 'refuse'},
@@ -1066,18 +1061,12 @@ ROLES = {
         'entries': {'main': {'options': {
             'nvmeof_rdma_state': STATE_NULL,
             'nvmeof_rdma_targets': {'null': 'refuse', 'accept': {'empty': 'the default: no targets, nothing done'},
-                                    'extra': [{'kind': 'transport_fc', 'value': [{'transport': 'fc',
-                                                                                  'address': '10.0.0.1',
-                                                                                  'nqn': 'nqn.2026-12.io.x:c'}],
+                                    'extra': [{'kind': 'transport_fc', 'value': [dict(FABRIC_TARGET, transport='fc')],
                                                'expect_in': "'fc' is not a fabric transport"},
-                                              {'kind': 'queue_size_2000', 'value': [{'transport': 'tcp',
-                                                                                     'address': '10.0.0.1',
-                                                                                     'nqn': 'nqn.2026-12.io.x:c',
-                                                                                     'queue_size': 2000}],
+                                              {'kind': 'queue_size_2000',
+                                               'value': [dict(FABRIC_TARGET, queue_size=2000)],
                                                'expect_in': 'give 16 to 1024'},
-                                              {'kind': 'bad_nqn', 'value': [{'transport': 'rdma',
-                                                                             'address': '10.0.0.1',
-                                                                             'nqn': 'nqn.bad'}],
+                                              {'kind': 'bad_nqn', 'value': [dict(FABRIC_TARGET, nqn='nqn.bad')],
                                                'expect_in': "'nqn.bad' is not an NQN"}]},
             'nvmeof_rdma_bandwidth_mib_s': {'range': (1, 10000000), 'null': 'refuse'},
             'nvmeof_rdma_device_latency_ms': {'range': (0, 60000), 'null': 'refuse'},
