@@ -384,6 +384,17 @@ def check_params(params):
     if params['hostid'] is not None and not fabric_plan.is_uuid(params['hostid']):
         errors.append('hostid: %r is not a UUID (8-4-4-4-12 hex digits, as nvme-cli writes /etc/nvme/hostid)'
                       % (params['hostid'],))
+    for key, kept in sorted((params['planned'] or {}).items()):
+        if not isinstance(kept, dict):
+            errors.append('planned[%r]: %r is not a dict of queue_size and nr_io_queues' % (key, kept))
+            continue
+        for option, (low, high) in (('queue_size', (fabric_plan.QUEUE_SIZE_MIN, fabric_plan.QUEUE_SIZE_MAX)),
+                                    ('nr_io_queues', (1, fabric_plan.NR_IO_QUEUES_MAX))):
+            value = kept.get(option)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or not low <= value <= high):
+                errors.append('planned[%r].%s: %r must be a whole number from %d to %d'
+                              % (key, option, value, low, high))
     for nqn in params['force']:
         problem = fabric_plan.nqn_problem(nqn, 'force')
         if problem:
