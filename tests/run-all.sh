@@ -35,8 +35,16 @@ step lab-drive-models python -m pytest -p no:cacheprovider -s tests/lab/test_dri
 step lab-nvme-ioctl python -m pytest -p no:cacheprovider -s tests/lab/test_nvme_ioctl.py   # the admin ioctl vs nvme-cli, -s: the times
 step lab-compression python -m pytest -p no:cacheprovider -s tests/lab/test_compression_node.py   # a checkpoint on a lab node, its bandwidth measured there
 step lab-faults python -m pytest -p no:cacheprovider -s tests/lab/test_faults.py   # faults injected mid-play, -s: the log
+# molecule/default/tests/test_after_tuning_fleet_report.py keeps the lab fleet's fact cache there
+lab_fleet=tests/output/lab_fleet
 for scenario in ${MOLECULE_SCENARIOS:-default gds io_uring_engine block_layer xfs nvmeof_rdma thermal_validate}; do
+  [ "$scenario" = default ] && rm -rf "$lab_fleet"
   step "molecule-$scenario" molecule test -s "$scenario"
+  if [ "$scenario" = default ]; then
+    # the lab fleet's page (node1, node2 after the tune run, from the cache that scenario kept) in chromium
+    step browser-lab env CHECKPOINT_IO_LAB_FLEET="$PWD/$lab_fleet" \
+      python -m pytest -p no:cacheprovider tests/browser -k lab_fleet
+  fi
 done
 # No lab node may outlive its scenario, passed or failed (zombies are dead already).
 no_leftover_qemu() {

@@ -467,8 +467,25 @@ def iter_cache(cache_dir, prefix=''):
         yield host, doc
 
 
+def side_document(directory, host):
+    """The JSON document ``<directory>/<host>.json`` a playbook wrote on the controller beside the facts (the
+    verification's verify/, compression_readiness.yml's compression/); None without a directory, a file or JSON."""
+    if not directory:
+        return None
+    path = os.path.join(directory, '%s.json' % host)
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path) as handle:
+            doc = json.load(handle)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 def build(nodes, out_dir, name='fleet_report', targets=None, plan_args=None, previous=None, stale_hours=24.0,
-          outlier_fraction=0.8, verify_dir=None, now=None, title='Checkpoint I/O fleet report', source=None):
+          outlier_fraction=0.8, verify_dir=None, now=None, title='Checkpoint I/O fleet report', source=None,
+          compression_dir=None):
     """Write <name>.html, <name>.json, <name>_nodes.csv, <name>_drives.csv under ``out_dir`` from ``nodes`` (an
     iterable of (host, document)). Returns {paths, overview, plan, summary (lines), nodes}."""
     from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fleet_report_html
@@ -481,15 +498,10 @@ def build(nodes, out_dir, name='fleet_report', targets=None, plan_args=None, pre
         drives_csv = csv.writer(drives_file)
         drives_csv.writerow(DRIVE_CSV)
         for host, doc in nodes:
-            verify = None
-            if verify_dir:
-                path = os.path.join(verify_dir, '%s.json' % host)
-                if os.path.isfile(path):
-                    try:
-                        with open(path) as handle:
-                            verify = json.load(handle)
-                    except ValueError:
-                        verify = None
+            verify = side_document(verify_dir, host)
+            compression = side_document(compression_dir, host)
+            if compression is not None and isinstance(doc, dict) and not doc.get('checkpoint_io_compression'):
+                doc = dict(doc, checkpoint_io_compression=compression)
             record = node_record(host, doc, targets, now, stale_hours, verify)
             if isinstance(doc, dict) and doc.get('__unreadable__'):
                 record['findings'].insert(0, _finding('error', None, 'cache file %s is not JSON' % doc['__unreadable__'],

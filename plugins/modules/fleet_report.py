@@ -22,7 +22,8 @@ description:
     files (one row per node, one per drive).
   - A host's document holds C(checkpoint_io) (the facts of M(ai_storage.checkpoint_io.checkpoint_io_facts); the
     state records give the depth sweep, the thermal series and the baseline), optionally C(checkpoint_io_verify)
-    (the verification's report; also read from O(verify_dir)) and C(fleet_report_targets) (the host's targets).
+    (the verification's report; also read from O(verify_dir)), C(checkpoint_io_compression) (compression readiness;
+    also read from O(compression_dir)) and C(fleet_report_targets) (the host's targets).
   - Drift is every setting a role manages, found against the target (O(targets) over the role defaults, the host's
     own C(fleet_report_targets) over both).
   - The logic is in module_utils/fleet_report.py (the page in fleet_report_html.py), the planner's in planner.py.
@@ -82,6 +83,11 @@ options:
     type: path
   verify_dir:
     description: A directory of the verification's C(<host>.json) reports (the verification role's C(verify/)).
+    type: path
+  compression_dir:
+    description:
+      - A directory of compression readiness results, C(<host>.json) (playbooks/compression_readiness.yml's
+        C(compression/) beside C(verify/)); a host's document's own C(checkpoint_io_compression) comes first.
     type: path
   stale_hours:
     description: Facts older than this (hours) are stale (above 0, at most 87600; a number, not a boolean).
@@ -216,6 +222,7 @@ def main():
             plan=dict(type='dict', default={}),
             previous=dict(type='path'),
             verify_dir=dict(type='path'),
+            compression_dir=dict(type='path'),
             stale_hours=dict(type='raw', default=24.0),
             outlier_fraction=dict(type='raw', default=0.8),
         ),
@@ -227,10 +234,10 @@ def main():
             p[key] = _number(p[key])
         except (TypeError, ValueError) as exc:
             module.fail_json(msg='%s: %s' % (key, exc))
-    for key in ('cache_dir', 'out_dir', 'previous', 'verify_dir'):
+    for key in ('cache_dir', 'out_dir', 'previous', 'verify_dir', 'compression_dir'):
         if p[key] is not None and not os.path.isabs(p[key]):
             module.fail_json(msg='%s: %r is not an absolute path' % (key, p[key]))
-    for key in ('cache_dir', 'previous', 'verify_dir'):
+    for key in ('cache_dir', 'previous', 'verify_dir', 'compression_dir'):
         if p[key] is not None:
             try:
                 units.check_path_limits(p[key], key)
@@ -241,8 +248,9 @@ def main():
         module.fail_json(msg=problem)
     if not os.path.isdir(p['cache_dir']):
         module.fail_json(msg='cache_dir: %r is not a directory' % p['cache_dir'])
-    if p['verify_dir'] is not None and not os.path.isdir(p['verify_dir']):
-        module.fail_json(msg='verify_dir: %r is not a directory' % p['verify_dir'])
+    for key in ('verify_dir', 'compression_dir'):
+        if p[key] is not None and not os.path.isdir(p[key]):
+            module.fail_json(msg='%s: %r is not a directory' % (key, p[key]))
     if not NAME_RE.match(p['name'] or '') or p['name'] in ('.', '..'):
         module.fail_json(msg='name: %r must be letters, digits, _ - . (at most 100, not . or ..)' % (p['name'],))
     if not 0 < p['stale_hours'] <= 24 * 3650:
@@ -270,7 +278,7 @@ def main():
             fleet_report.iter_cache(p['cache_dir'], p['cache_prefix']), out_dir, name=p['name'],
             targets=p['targets'], plan_args=p['plan'], previous=previous, stale_hours=p['stale_hours'],
             outlier_fraction=p['outlier_fraction'], verify_dir=p['verify_dir'], title=p['title'],
-            source=p['cache_dir'])
+            source=p['cache_dir'], compression_dir=p['compression_dir'])
     except (OSError, ValueError) as exc:
         module.fail_json(msg='fleet report: %s' % exc)
     finally:

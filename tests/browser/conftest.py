@@ -32,29 +32,47 @@ def shots():
     return SHOTS
 
 
+LAB_FLEET = os.environ.get('CHECKPOINT_IO_LAB_FLEET')
+
+
+@pytest.fixture(scope='session')
+def lab_fleet_is_real():
+    """True where CHECKPOINT_IO_LAB_FLEET names what a real tune run of the lab fleet left (tests/run-all.sh step
+    browser-lab, after molecule/default kept it); False for the synthetic lab fleet of tests/bench/fleet_cache.py."""
+    return bool(LAB_FLEET)
+
+
 @pytest.fixture(scope='session')
 def lab_report(tmp_path_factory):
     """The lab fleet (node1, node2 after a tune run) through playbooks/fleet_report.yml from a jsonfile cache: no host
-    is contacted. CHECKPOINT_IO_LAB_CACHE names a cache a real lab run wrote (molecule or lab/demo.sh with
-    fact_caching=jsonfile); without it the cache is tests/bench/fleet_cache.py --lab."""
+    is contacted (the hosts' address answers nothing). CHECKPOINT_IO_LAB_FLEET names the directory
+    molecule/default/tests/test_after_tuning_fleet_report.py keeps (cache/: the real jsonfile fact cache of that
+    scenario's nodes, verify/: their verification reports); without it the cache is tests/bench/fleet_cache.py --lab."""
     import fleet_cache
     work = tmp_path_factory.mktemp('lab')
-    cache = os.environ.get('CHECKPOINT_IO_LAB_CACHE')
-    if not cache:
+    extra = {}
+    if LAB_FLEET:
+        cache = os.path.join(LAB_FLEET, 'cache')
+        if not os.path.isdir(cache):
+            pytest.fail('CHECKPOINT_IO_LAB_FLEET=%s has no cache/: run molecule test -s default first' % LAB_FLEET)
+        extra['fleet_report_verify_dir'] = os.path.join(LAB_FLEET, 'verify')
+    else:
         cache = str(work / 'cache')
         fleet_cache.write_cache(cache, 2, lab=True)
     hosts = sorted(name[3:] if name.startswith('s1_') else name for name in os.listdir(cache))
     inventory = work / 'inventory.ini'
     inventory.write_text('[checkpoint_nodes]\n' + ''.join('%s ansible_host=192.0.2.1\n' % h for h in hosts))
     out = str(work / 'report')
+    extra.update({'fleet_report_source': 'cache', 'fleet_report_cache_dir': cache, 'fleet_report_dir': out,
+                  'fleet_report_plan': LAB_PLAN})
     run = subprocess.run(
         [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', str(inventory),
-         os.path.join(ROOT, 'playbooks', 'fleet_report.yml'), '-e', json.dumps({
-             'fleet_report_source': 'cache', 'fleet_report_cache_dir': cache, 'fleet_report_dir': out,
-             'fleet_report_plan': LAB_PLAN})],
+         os.path.join(ROOT, 'playbooks', 'fleet_report.yml'), '-e', json.dumps(extra)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
     assert run.returncode == 0, run.stdout[-3000:]
-    assert 'worst: node2' in run.stdout
+    assert '2 nodes, 4 data drives' in run.stdout
+    if not LAB_FLEET:
+        assert 'worst: node2' in run.stdout          # the synthetic node2's throttled drive
     return os.path.join(out, 'fleet_report.html')
 
 

@@ -26,20 +26,25 @@ def _open_node(page, host):
     assert page.text_content('#detail h2') == host
 
 
-def test_lab_fleet_overview_and_a_node(page, lab_report, shots):
+def test_lab_fleet_overview_and_a_node(page, lab_report, lab_fleet_is_real, shots):
+    """The lab fleet's page: both nodes, the plan, the distributions, node2's details with its plots. With the real
+    tune run's cache (browser-lab) the screenshots are lab_fleet_*.png, with the synthetic one lab_synthetic_*.png."""
+    tag = 'lab_fleet' if lab_fleet_is_real else 'lab_synthetic'
     _open(page, lab_report)
     assert sorted(_hosts(page)) == ['node1', 'node2']
     assert '2' in page.text_content('#cards')
     assert 'llama3-8b' in page.text_content('#plan')
     assert page.locator('#bwplot svg rect').count() >= 1 and page.locator('#tplot svg rect').count() >= 1
-    page.screenshot(path=os.path.join(shots, 'lab_overview.png'), full_page=True)
+    page.screenshot(path=os.path.join(shots, tag + '_overview.png'), full_page=True)
     _open_node(page, 'node2')
     assert page.locator('#depth-curve polyline.series').count() == 1
     assert page.locator('#thermal-series polyline.series').count() == 2      # one line per data drive
     assert page.locator('#bandwidth rect').count() == 2                       # before and after
     detail = page.text_content('#detail')
-    assert 'DATA0002' in detail and 'fix:' in detail and 'throttled' in detail
-    page.screenshot(path=os.path.join(shots, 'lab_node2.png'), full_page=True)
+    assert 'DATA0001' in detail and 'DATA0002' in detail and 'OS0001' in detail
+    if not lab_fleet_is_real:
+        assert 'fix:' in detail and 'throttled' in detail                     # the synthetic node2's hot drive
+    page.screenshot(path=os.path.join(shots, tag + '_node2.png'), full_page=True)
 
 
 def test_ten_thousand_nodes_sort_filter_page_open(page, big_report, shots):

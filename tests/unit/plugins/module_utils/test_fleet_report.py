@@ -171,3 +171,24 @@ def test_compression_readiness_in_the_row(base):
     assert (row['compression_ratio'], row['compression_codec'], row['compression_bound']) == (1.2473, 'huffman',
                                                                                               'compress')
     assert fr.node_record('n', _doc(base), now=NOW)['row']['compression_ratio'] is None
+
+
+def test_compression_results_read_beside_the_facts(base, tmp_path):
+    """compression_readiness.yml's <reports>/compression/<host>.json joins the host's row; a host's own
+    checkpoint_io_compression comes first; a file that is not JSON is ignored."""
+    side = tmp_path / 'compression'
+    side.mkdir()
+    (side / 'a.json').write_text(json.dumps({'projection': {'codec': 'zstd', 'ratio': 1.31, 'bound': 'write'}}))
+    (side / 'b.json').write_text(json.dumps({'projection': {'codec': 'zlib', 'ratio': 1.05, 'bound': 'write'}}))
+    (side / 'c.json').write_text('{not json')
+    own = _doc(base)
+    own['checkpoint_io_compression'] = {'projection': {'codec': 'huffman', 'ratio': 1.2, 'bound': 'compress'}}
+    out = tmp_path / 'out'
+    out.mkdir()
+    result = fr.build(iter([('a', _doc(base)), ('b', own), ('c', _doc(base))]), str(out), now=NOW,
+                      compression_dir=str(side))
+    with open(result['paths']['json']) as handle:
+        nodes = dict((n['host'], n) for n in json.load(handle)['nodes'])
+    assert (nodes['a']['compression_ratio'], nodes['a']['compression_codec']) == (1.31, 'zstd')
+    assert (nodes['b']['compression_ratio'], nodes['b']['compression_codec']) == (1.2, 'huffman')
+    assert nodes['c']['compression_ratio'] is None
