@@ -21,10 +21,13 @@ import fleet_cache  # noqa: E402  pylint: disable=wrong-import-position
 PLAYBOOK = os.path.join(ROOT, 'playbooks', 'fleet_report.yml')
 
 
-def _play(tmp_path, extra, env=None, check=False):
+INVENTORY = ('[checkpoint_nodes]\nnode1 ansible_host=192.0.2.1\n'
+             'node2 ansible_host=192.0.2.2 block_layer_scheduler=mq-deadline\n')
+
+
+def _play(tmp_path, extra, env=None, check=False, inventory_text=INVENTORY):
     inventory = tmp_path / 'inventory.ini'
-    inventory.write_text('[checkpoint_nodes]\nnode1 ansible_host=192.0.2.1\n'
-                         'node2 ansible_host=192.0.2.2 block_layer_scheduler=mq-deadline\n')
+    inventory.write_text(inventory_text)
     argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', str(inventory), PLAYBOOK,
             '-e', json.dumps(extra)] + (['--check'] if check else [])
     run = subprocess.run(argv, cwd=ROOT, env=dict(os.environ, **(env or {})), stdout=subprocess.PIPE,
@@ -49,13 +52,23 @@ def test_from_a_cache_directory_and_from_cached_facts(tmp_path):
     assert _nodes(os.path.join(out, 'fleet_report.json'))['node2']['drift'] == []   # the cache has no inventory
     # the facts the hosts already have (ansible's jsonfile cache plugin): node2's inventory asks for mq-deadline
     out = str(tmp_path / 'facts')
+    scratch = tmp_path / 'tmp'
+    scratch.mkdir()
     _play(tmp_path, {'fleet_report_source': 'facts', 'fleet_report_dir': out},
-          env={'ANSIBLE_CACHE_PLUGIN': 'jsonfile', 'ANSIBLE_CACHE_PLUGIN_CONNECTION': cache})
+          env={'ANSIBLE_CACHE_PLUGIN': 'jsonfile', 'ANSIBLE_CACHE_PLUGIN_CONNECTION': cache, 'TMPDIR': str(scratch)})
     nodes = _nodes(os.path.join(out, 'fleet_report.json'))
     assert nodes['node1']['drift'] == [] and nodes['node2']['drifted'] == 2
     assert [(x['item'], x['found'], x['target']) for x in nodes['node2']['drift']] == [
         ('nvme1n1', 'none', 'mq-deadline'), ('nvme2n1', 'none', 'mq-deadline')]
-    assert sorted(os.listdir(os.path.join(out, 'facts'))) == ['node1', 'node2']
+    # the host documents went to a private directory of the run, removed after: only the report is left
+    assert sorted(os.listdir(out)) == ['fleet_report.html', 'fleet_report.json', 'fleet_report_drives.csv',
+                                       'fleet_report_nodes.csv']
+    assert [n for n in os.listdir(str(scratch)) if n.startswith('fleet_report')] == []
+    # a host gone from the inventory since is not in the next report (no document of an earlier run is read)
+    _play(tmp_path, {'fleet_report_source': 'facts', 'fleet_report_dir': out},
+          env={'ANSIBLE_CACHE_PLUGIN': 'jsonfile', 'ANSIBLE_CACHE_PLUGIN_CONNECTION': cache},
+          inventory_text='[checkpoint_nodes]\nnode1 ansible_host=192.0.2.1\n')
+    assert sorted(_nodes(os.path.join(out, 'fleet_report.json'))) == ['node1']
 
 
 def test_check_mode_writes_no_report(tmp_path):
