@@ -57,6 +57,8 @@ drives: runs never share state. A reboot of a node keeps its disks (the QEMU pro
 """
 
 import argparse
+import contextlib
+import fcntl
 import hashlib
 import json
 import math
@@ -466,6 +468,18 @@ def write_atomic(path, text):
     os.replace(tmp, path)
 
 
+@contextlib.contextmanager
+def port_lock():
+    """Held from choosing a node's ports until its QEMU has bound them (-daemonize returns after that): two labs
+    booting at once (run-all.sh runs some scenarios side by side) cannot both be given one free port."""
+    with open(os.path.join(cache_dir(), "ports.lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def free_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -691,42 +705,12 @@ def up(args):
     if args.fabric and len(specs) != 2:
         die("--fabric joins two nodes (a target and an initiator): give exactly two --node")
     models = drive_models(args.drive_model, args.data_drives)
-    fabric_ports = [free_udp_port() for dummy in specs] if args.fabric else []
     images = {rel: build(rel) for rel in sorted(set(release for name, release in specs))}
     state = {"nodes": [], "state_dir": state_dir}
     try:
-        for name, release in specs:
-            ndir = os.path.join(state_dir, name)
-            shutil.rmtree(ndir, ignore_errors=True)
-            os.makedirs(ndir)
-            image = images[release]
-            overlay = os.path.join(ndir, "os.qcow2")
-            subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", image["image"], overlay],
-                           check=True)
-            data_files = sparse_files(ndir, "data", args.data_drives, args.data_size)
-            neighbour_files = sparse_files(ndir, "nbr", args.neighbour_drives, args.neighbour_size)
-            node = {"name": name, "release": release, "ssh_port": free_port(), "dir": ndir,
-                    "qmp": os.path.join(ndir, "qmp.sock"), "pidfile": os.path.join(ndir, "qemu.pid"),
-                    "console": os.path.join(ndir, "console.log"), "identity_file": lab_key(),
-                    "os_overlay": overlay, "data_files": data_files, "neighbour_files": neighbour_files,
-                    "kernel_version": image["kernel_version"],
-                    "models": {}}
-            if args.fabric:
-                index = len(state["nodes"])
-                node["fabric"] = {"port": fabric_ports[index], "peer_port": fabric_ports[1 - index],
-                                  "mac": FABRIC_MAC % (index + 1), "addr": FABRIC_NET % (index + 1)}
-            state["nodes"].append(node)
-            save_state(state_dir, state)  # from here on, `down` stops what this node started
-            for dev_id, model in sorted(models.items()):
-                node["models"][dev_id] = start_model_server(ndir, dev_id, data_files[int(dev_id[4:]) - 1], model)
-                save_state(state_dir, state)
-            argv, node["drives"] = qemu_argv(node, image, ndir, args)
-            with open(os.path.join(ndir, "qemu.argv"), "w") as handle:
-                handle.write(" ".join(argv) + "\n")
-            subprocess.run(argv, check=True, stdin=subprocess.DEVNULL)
-            save_state(state_dir, state)
-            log("started %s (%s, kernel %s) ssh port %d" % (name, release, image["kernel_version"],
-                                                            node["ssh_port"]))
+        with port_lock():
+            fabric_ports = [free_udp_port() for dummy in specs] if args.fabric else []
+            start_nodes(specs, images, state, state_dir, args, fabric_ports, models)
         start = time.time()
         for node in state["nodes"]:
             wait_ssh(node, RELEASES[node["release"]]["boot_timeout"] * len(state["nodes"]))
@@ -742,6 +726,42 @@ def up(args):
     if args.instance_config:
         write_instance_config(args.instance_config, state)
     print(inv)
+
+
+def start_nodes(specs, images, state, state_dir, args, fabric_ports, models):
+    """Boot each node of specs (its overlay, data files, drive-model servers, QEMU), recorded in state as it goes."""
+    for name, release in specs:
+        ndir = os.path.join(state_dir, name)
+        shutil.rmtree(ndir, ignore_errors=True)
+        os.makedirs(ndir)
+        image = images[release]
+        overlay = os.path.join(ndir, "os.qcow2")
+        subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", image["image"], overlay],
+                       check=True)
+        data_files = sparse_files(ndir, "data", args.data_drives, args.data_size)
+        neighbour_files = sparse_files(ndir, "nbr", args.neighbour_drives, args.neighbour_size)
+        node = {"name": name, "release": release, "ssh_port": free_port(), "dir": ndir,
+                "qmp": os.path.join(ndir, "qmp.sock"), "pidfile": os.path.join(ndir, "qemu.pid"),
+                "console": os.path.join(ndir, "console.log"), "identity_file": lab_key(),
+                "os_overlay": overlay, "data_files": data_files, "neighbour_files": neighbour_files,
+                "kernel_version": image["kernel_version"],
+                "models": {}}
+        if args.fabric:
+            index = len(state["nodes"])
+            node["fabric"] = {"port": fabric_ports[index], "peer_port": fabric_ports[1 - index],
+                              "mac": FABRIC_MAC % (index + 1), "addr": FABRIC_NET % (index + 1)}
+        state["nodes"].append(node)
+        save_state(state_dir, state)  # from here on, `down` stops what this node started
+        for dev_id, model in sorted(models.items()):
+            node["models"][dev_id] = start_model_server(ndir, dev_id, data_files[int(dev_id[4:]) - 1], model)
+            save_state(state_dir, state)
+        argv, node["drives"] = qemu_argv(node, image, ndir, args)
+        with open(os.path.join(ndir, "qemu.argv"), "w") as handle:
+            handle.write(" ".join(argv) + "\n")
+        subprocess.run(argv, check=True, stdin=subprocess.DEVNULL)
+        save_state(state_dir, state)
+        log("started %s (%s, kernel %s) ssh port %d" % (name, release, image["kernel_version"],
+                                                        node["ssh_port"]))
 
 
 def free_udp_port():
