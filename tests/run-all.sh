@@ -14,15 +14,20 @@ trap 'python3 lab/nvmelab.py down --all' EXIT
 passed=0
 failed=0
 failures=()
+# tally NAME RC SECONDS: count a step that ended and print its line.
+tally() {
+  if [ "$2" = 0 ]; then
+    passed=$((passed + 1)); echo "=== $1: ok ($3 s)"
+  else
+    failed=$((failed + 1)); failures+=("$1"); echo "=== $1: FAILED ($3 s)"
+  fi
+}
 step() {
   local name=$1; shift
   echo "=== $name: $*"
-  local start=$SECONDS
-  if "$@"; then
-    passed=$((passed + 1)); echo "=== $name: ok ($((SECONDS - start)) s)"
-  else
-    failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - start)) s)"
-  fi
+  local start=$SECONDS rc=0
+  "$@" || rc=$?
+  tally "$name" "$rc" $((SECONDS - start))
 }
 step tools tests/check_tools.sh
 step lint ansible-lint --profile production
@@ -52,11 +57,7 @@ bg_wait() {
     cat "$bg_dir/$name.log"
     rc=1; secs=0
     [ -s "$bg_dir/$name.rc" ] && read -r rc secs < "$bg_dir/$name.rc"
-    if [ "$rc" = 0 ]; then
-      passed=$((passed + 1)); echo "=== $name: ok ($secs s)"
-    else
-      failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($secs s)"
-    fi
+    tally "$name" "$rc" "$secs"
   done
   bg_names=()
 }
