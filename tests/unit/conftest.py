@@ -12,7 +12,29 @@ if COLLECTIONS not in sys.path:
     sys.path.insert(0, COLLECTIONS)
 
 FIXTURES = os.path.join(ROOT, "tests", "unit", "fixtures")
-REAL_WORLD = os.path.normpath(os.path.join(ROOT, "..", "shared", "real-world-outputs"))
+
+
+def _real_world_outputs():
+    """The shared real-world tool outputs (never committed): CHECKPOINT_IO_REAL_WORLD_OUTPUTS, else ../shared beside
+    this checkout, else ../shared beside the local repository this checkout was cloned from (a clean clone in a
+    temporary directory, as CI makes, reads the same samples as the work tree)."""
+    given = os.environ.get("CHECKPOINT_IO_REAL_WORLD_OUTPUTS")
+    if given:
+        return given
+    candidates = [ROOT]
+    try:
+        import subprocess
+        origin = subprocess.run(["git", "-C", ROOT, "config", "--get", "remote.origin.url"], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, universal_newlines=True, check=False).stdout.strip()
+    except OSError:
+        origin = ""
+    if origin.startswith("/"):
+        candidates.append(origin)
+    paths = [os.path.normpath(os.path.join(base, "..", "shared", "real-world-outputs")) for base in candidates]
+    return next((path for path in paths if os.path.isdir(path)), paths[0])
+
+
+REAL_WORLD = _real_world_outputs()
 
 
 import pytest  # noqa: E402  (after the path set-up above)
