@@ -16,6 +16,7 @@ failed=0
 failures=()
 # tally NAME RC SECONDS: count a step that ended and print its line.
 tally() {
+  [ -n "${tally_file:-}" ] && echo "$1 $2 $3" >> "$tally_file"
   if [ "$2" = 0 ]; then
     passed=$((passed + 1)); echo "=== $1: ok ($3 s)"
   else
@@ -29,37 +30,32 @@ step() {
   "$@" || rc=$?
   tally "$name" "$rc" $((SECONDS - start))
 }
-step tools tests/check_tools.sh
-step lint ansible-lint --profile production
-step sanity tests/sanity.sh
-step unit python -m pytest tests/unit
-step browser python -m pytest -p no:cacheprovider tests/browser   # fleet report in Debian's chromium; screenshots: tests/output/screenshots/
-step fleet-bench python tests/bench/fleet_report_bench.py   # report time and HTML size, 1,000 and 10,000 nodes
-step install tests/build_install.sh
-step lab-drive-models python -m pytest -p no:cacheprovider -s tests/lab/test_drive_models.py   # -s: the curves in the log
-step lab-nvme-ioctl python -m pytest -p no:cacheprovider -s tests/lab/test_nvme_ioctl.py   # the admin ioctl vs nvme-cli, -s: the times
-step lab-compression python -m pytest -p no:cacheprovider -s tests/lab/test_compression_node.py   # a checkpoint on a lab node, its bandwidth measured there
-step lab-faults python -m pytest -p no:cacheprovider -s tests/lab/test_faults.py   # faults injected mid-play, -s: the log
-# A step in the background: its output goes to a file, printed and counted by bg_wait (the steps' lines stay whole).
+# A lane: steps run one after another in the background, their output in a file, printed with their
+# `=== <step>:` lines when bg_wait collects the lane (the lines of the steps in front stay whole). A lane's
+# tallies go to a file (a subshell's counters do not reach this shell); a lane that left none counts as failed.
 bg_dir=$(mktemp -d)
-bg_names=()
-bg_step() {
-  local name=$1; shift
-  echo "=== $name: $* (in the background; its output follows when it ends)"
-  bg_names+=("$name")
-  ( start=$SECONDS; "$@" > "$bg_dir/$name.log" 2>&1; echo "$? $((SECONDS - start))" > "$bg_dir/$name.rc" ) &
+bg_lanes=()
+bg_lane() {
+  local name=$1 func=$2
+  echo "=== lane $name: $func (in the background; its output follows when it ends)"
+  bg_lanes+=("$name")
+  ( tally_file="$bg_dir/$name.tally"; "$func" ) > "$bg_dir/$name.log" 2>&1 &
 }
 bg_wait() {
   wait
-  local name rc secs
-  for name in "${bg_names[@]}"; do
-    echo "=== $name: output"
+  local name rc secs step_name
+  for name in "${bg_lanes[@]}"; do
+    echo "=== lane $name: output"
     cat "$bg_dir/$name.log"
-    rc=1; secs=0
-    [ -s "$bg_dir/$name.rc" ] && read -r rc secs < "$bg_dir/$name.rc"
-    tally "$name" "$rc" "$secs"
+    if [ ! -s "$bg_dir/$name.tally" ]; then
+      failed=$((failed + 1)); failures+=("lane-$name"); echo "=== lane $name: FAILED (no step ended)"
+      continue
+    fi
+    while read -r step_name rc secs; do
+      if [ "$rc" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$step_name"); fi
+    done < "$bg_dir/$name.tally"
   done
-  bg_names=()
+  bg_lanes=()
 }
 scenario_step() {
   local scenario=$1
@@ -73,18 +69,52 @@ scenario_step() {
   fi
 }
 lab_fleet=tests/output/lab_fleet
+# The steps that run on this machine alone (no lab node): lint, sanity, unit, browser, install.
+host_steps() {
+  step lint ansible-lint --profile production
+  step sanity tests/sanity.sh
+  step unit python -m pytest tests/unit
+  step browser python -m pytest -p no:cacheprovider tests/browser   # fleet report in Debian's chromium; screenshots: tests/output/screenshots/
+  step install tests/build_install.sh
+}
+xfs_lane() { scenario_step xfs; }
+nvmeof_lane() { scenario_step nvmeof_rdma; }
+
+# Alone: the steps whose assertions rest on a time or a bandwidth (the report's time budgets, the drive models'
+# knees and ceilings).
+alone_steps() {
+  step fleet-bench python tests/bench/fleet_report_bench.py   # report time and HTML size, 1,000 and 10,000 nodes
+  step lab-drive-models python -m pytest -p no:cacheprovider -s tests/lab/test_drive_models.py   # -s: the curves in the log
+  step lab-nvme-ioctl python -m pytest -p no:cacheprovider -s tests/lab/test_nvme_ioctl.py   # the admin ioctl vs nvme-cli, -s: the times
+  step lab-compression python -m pytest -p no:cacheprovider -s tests/lab/test_compression_node.py   # a checkpoint on a lab node, its bandwidth measured there
+}
+faults_step() {
+  step lab-faults python -m pytest -p no:cacheprovider -s tests/lab/test_faults.py   # faults injected mid-play, -s: the log
+}
+
+step tools tests/check_tools.sh
 if [ -n "${MOLECULE_SCENARIOS:-}" ]; then
+  # one step after another, then only the scenarios named
+  host_steps
+  alone_steps
+  faults_step
   for scenario in $MOLECULE_SCENARIOS; do scenario_step "$scenario"; done
 else
+  alone_steps
+  # Side by side, two at a time on this machine's 2 cores: the pairs take less than the sum of their parts
+  # (tests/README.md has the measurements). Their assertions are about behaviour, or compare numbers measured in
+  # the same run under the same load.
+  bg_lane host host_steps
+  faults_step
+  bg_wait
+  bg_lane nvmeof nvmeof_lane
   scenario_step default
-  # xfs (the longest) beside gds, io_uring_engine and block_layer, one after another: none of the four asserts a
-  # bandwidth, a latency or a time, and on this machine's 2 cores the pair takes less than the sum of its parts
-  # (tests/README.md has the measurement). default, nvmeof_rdma and thermal_validate measure bandwidth, round trips
-  # and throttling and run alone.
-  bg_step molecule-xfs molecule test -s xfs
+  bg_wait
+  bg_lane xfs xfs_lane
   for scenario in gds io_uring_engine block_layer; do scenario_step "$scenario"; done
   bg_wait
-  for scenario in nvmeof_rdma thermal_validate; do scenario_step "$scenario"; done
+  # alone: thermal_validate counts samples per second and asserts the throttled drive's share of the bandwidth
+  scenario_step thermal_validate
 fi
 rm -rf "$bg_dir"
 # No lab node may outlive its scenario, passed or failed (zombies are dead already).
