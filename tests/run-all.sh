@@ -43,7 +43,7 @@ bg_lane() {
 }
 bg_wait() {
   wait
-  local name rc secs step_name
+  local name rc step_name
   for name in "${bg_lanes[@]}"; do
     echo "=== lane $name: output"
     cat "$bg_dir/$name.log"
@@ -51,7 +51,7 @@ bg_wait() {
       failed=$((failed + 1)); failures+=("lane-$name"); echo "=== lane $name: FAILED (no step ended)"
       continue
     fi
-    while read -r step_name rc secs; do
+    while read -r step_name rc _; do
       if [ "$rc" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$step_name"); fi
     done < "$bg_dir/$name.tally"
   done
