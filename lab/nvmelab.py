@@ -1067,21 +1067,7 @@ def find_drive(node, drive_id):
     die("no drive %r on %s (drives: %s)" % (drive_id, node["name"], ", ".join(d["id"] for d in node["drives"])))
 
 
-def unpin():
-    """Let this process and what it starts (QEMU, nbdkit) run on every CPU of the machine.
-
-    A play under Mitogen's strategy pins its processes, and what they start inherits the mask: on a 2-CPU machine
-    Mitogen keeps CPU 0 for its multiplexer and puts the top-level process, every worker and every child on CPU 1,
-    so a lab booted from a Molecule scenario ran all of its emulated CPUs on one host CPU while the other idled
-    (measured: every QEMU of the side-by-side pair with affinity mask 0x2, /proc/stat's cpu0 idle)."""
-    try:
-        os.sched_setaffinity(0, range(os.cpu_count() or 1))
-    except (AttributeError, OSError) as err:  # not Linux, or a cpuset that allows none of them: leave it
-        log("CPU affinity left as it is: %s" % err)
-
-
 def main(argv=None):
-    unpin()
     parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("build", help="build (or reuse) the cached image of a release")
