@@ -1039,6 +1039,7 @@ ROLES = {
         # the cache source: every task runs on the controller (delegate_to: localhost), no host is contacted
         'base': {'fleet_report_source': 'cache', 'fleet_report_cache_dir': '{tmp}/adir',
                  'fleet_report_dir': '{tmp}/report'},
+        'validate_tags': ['fleet_report_validate'], 'cap': CAP,
         'entries': {'main': {'options': {
             'fleet_report_source': {},
             'fleet_report_cache_dir': {'path': 'read', 'null': 'refuse',
