@@ -42,12 +42,13 @@ def base_facts():
     """The facts node_facts.gather_facts returns on the lab-shaped fake node (every section)."""
     from checkpoint_io_fake_node import build_node, make_context, standard_runner
     from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import node_facts
-    tmp = tempfile.mkdtemp(prefix='fleet_cache.')
-    node = build_node(tmp)
-    ctx = make_context(node, standard_runner(node))
-    facts = node_facts.gather_facts(ctx, {'gather_subset': ['all'], 'fio_probe': False,
-                                          'state_dir': os.path.join(tmp, 'state')})
-    return json.loads(json.dumps(facts))
+    # the fake node lives for the gather only (removed after: a long session of tests called this hundreds of times)
+    with tempfile.TemporaryDirectory(prefix='fleet_cache.') as tmp:
+        node = build_node(tmp)
+        ctx = make_context(node, standard_runner(node))
+        facts = node_facts.gather_facts(ctx, {'gather_subset': ['all'], 'fio_probe': False,
+                                              'state_dir': os.path.join(tmp, 'state')})
+        return json.loads(json.dumps(facts))
 
 
 def _curve(rng, ceiling_mib, latency_ms, ranks):

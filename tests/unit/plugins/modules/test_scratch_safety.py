@@ -435,8 +435,12 @@ def test_ansible_async_timeout_leaves_no_fio(tmp_path, state):
     target = tmp_path / 'ckpt'
     target.mkdir()
     args = dict(directories=[str(target)], timeout=300, state_dir=state, **SLOW)
+    # TMPDIR: the SIGKILLed module never removes its AnsiballZ payload directory (ansible's, in the module's
+    # temporary directory): this test's own, not the machine's /tmp
+    module_tmp = tmp_path / 'module_tmp'
+    module_tmp.mkdir()
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'), ANSIBLE_PYTHON_INTERPRETER=sys.executable,
-               ANSIBLE_NOCOLOR='1')
+               ANSIBLE_NOCOLOR='1', TMPDIR=str(module_tmp))
     binary = os.path.join(os.path.dirname(sys.executable), 'ansible')
     proc = subprocess.run([binary, 'localhost', '-i', 'localhost,', '-c', 'local', '-m',
                            'ai_storage.checkpoint_io.checkpoint_write', '-a', json.dumps(args), '-B', '3', '-P', '1'],
