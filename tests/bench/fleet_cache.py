@@ -42,7 +42,7 @@ def base_facts():
     """The facts node_facts.gather_facts returns on the lab-shaped fake node (every section)."""
     from checkpoint_io_fake_node import build_node, make_context, standard_runner
     from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import node_facts
-    # the fake node lives for the gather only (removed after: a long session of tests called this hundreds of times)
+    # the fake node lives for the gather only (removed after: each call used to leave one in /tmp)
     with tempfile.TemporaryDirectory(prefix='fleet_cache.') as tmp:
         node = build_node(tmp)
         ctx = make_context(node, standard_runner(node))

@@ -222,6 +222,9 @@ def test_01_hot_remove_in_the_xfs_play(lab):
 
 
 WAIT_FOR_VOLUME = ("wait-for-the-volume",)
+# How a case whose fault broke node1's checkpoint volume is cleared after the fault itself: a power cycle, then the
+# wait until the boot has the volume mounted again (see case 1b).
+POWER_CYCLE = (("reboot", "node1", "--hard", "--timeout", REBOOT_TIMEOUT), WAIT_FOR_VOLUME)
 # Faults raised while node1 writes the checkpoint (the verification on both nodes): (id, the fault, what node1's
 # failure must say, how the fault is cleared). Cleared, the verification's rerun on node1 must pass.
 MID_WRITE = [
@@ -231,8 +234,7 @@ MID_WRITE = [
     # took 9 minutes that way, 2026-12-03; the shutdown log was not kept), and the fault under test is the removal.
     ("hot-remove", ("hot-remove", "node1", "data2", "--wait"),
      (r"DATA0002 \(nvme\d+n1\), a drive the checkpoint directory is on, left the node", r"then run again"),
-     (("hot-add", "node1", "data2", "--wait"), ("reboot", "node1", "--hard", "--timeout", REBOOT_TIMEOUT),
-      WAIT_FOR_VOLUME)),
+     (("hot-add", "node1", "data2", "--wait"),) + POWER_CYCLE),
     # Case 2: DATA0001 raises critical warning 0x02 (temperature); cleared: the warning is cleared.
     ("critical-warning", ("critical-warning", "node1", "data1", "2"),
      (r"DATA0001 \(nvme\d+n1\) raised critical warning 0x02 \(temperature", r"not published", r"then run again"),
@@ -243,8 +245,7 @@ MID_WRITE = [
     ("io-errors", ("fail-io", "node1", "data1", "on"),
      (r"the checkpoint-write verification failed at",
       r"The kernel logged errors for the checkpoint volume's drives \(.*nvme\d+n1", r"replace it", r"then run again"),
-     (("fail-io", "node1", "data1", "off"), ("reboot", "node1", "--hard", "--timeout", REBOOT_TIMEOUT),
-      WAIT_FOR_VOLUME)),
+     (("fail-io", "node1", "data1", "off"),) + POWER_CYCLE),
 ]
 
 
