@@ -1,11 +1,11 @@
-"""Case (b): DATA0002 throttled to 30% of its ceiling and its critical-warning bit 1 (temperature) raised 8 s into
-the sustained write: its verdict is throttling with that evidence, the back-off (Little's Law on the measured
+"""Case (b): DATA0002 throttled to THROTTLE_PERCENT (10%) of its ceiling and its critical-warning bit 1 (temperature)
+raised 8 s into the sustained write: its verdict is throttling with that evidence, the back-off (Little's Law on the measured
 latency) is recorded, deepspeed_config's next run writes it into the ds_config, and the verification writes with
 it (once the fault is cleared: the verification refuses a drive that still reports a critical warning). DATA0001
 slows with it (RAID0 waits for the slower member) and is not called thermal."""
 import pytest
 
-from thermal_node import by_serial, lab, playbook, read_node, report
+from thermal_node import THROTTLE_PERCENT, by_serial, lab, playbook, read_node, report
 
 
 @pytest.fixture(scope="module")
@@ -14,7 +14,7 @@ def throttled(host):
     holds depth 8, as when tune_checkpoint_nodes.yml verifies right after thermal_validate) and deepspeed_config's
     next run: (rc of each, their output, the node's state)."""
     try:
-        runs = [playbook("throttled.yml", inject=[["throttle", "node1", "data2", "30"],
+        runs = [playbook("throttled.yml", inject=[["throttle", "node1", "data2", THROTTLE_PERCENT],
                                                   ["critical-warning", "node1", "data2", "2"]])]
     finally:
         lab("throttle", "node1", "data2", "off")

@@ -3,13 +3,13 @@ no warning): not called thermal, the node passes (thermal_validate_failure fail)
 the back-off case (b) recorded: deepspeed_config's next run writes depth 8 again."""
 import pytest
 
-from thermal_node import by_serial, lab, playbook, read_node, report
+from thermal_node import THROTTLE_PERCENT, by_serial, lab, playbook, read_node, report
 
 
 @pytest.fixture(scope="module")
 def dropped(host):
     try:
-        rc, output, _recap = playbook("converge.yml", inject=[["throttle", "node1", "data1", "30"]])
+        rc, output, _recap = playbook("converge.yml", inject=[["throttle", "node1", "data1", THROTTLE_PERCENT]])
     finally:
         lab("throttle", "node1", "data1", "off")
     return rc, output, read_node(host)
