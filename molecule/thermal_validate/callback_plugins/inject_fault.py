@@ -2,7 +2,7 @@
 """Tests only: inject lab faults (lab/nvmelab.py) in the middle of the thermal validation's sustained write.
 
 The thermal_validate scenario's tests run a playbook with this callback enabled and ``THERMAL_INJECT`` set to a
-JSON list of nvmelab argument lists (``[["throttle", "node1", "data2", "10"], ["critical-warning", "node1",
+JSON list of nvmelab argument lists (``[["throttle", "node1", "data2", "5"], ["critical-warning", "node1",
 "data2", "2"]]``), ``THERMAL_INJECT_AFTER_S`` to the seconds of writing after which they fire and
 ``THERMAL_LAB_STATE`` to the lab's state directory. On the first result of the task "Poll the sustained write"
 whose progress says the write has run that long, the callback runs them in order (each nvmelab call returns once

@@ -1,4 +1,4 @@
-"""Case (b): DATA0002 throttled to THROTTLE_PERCENT (10%) of its ceiling and its critical-warning bit 1 (temperature)
+"""Case (b): DATA0002 throttled to THROTTLE_PERCENT (5%) of its ceiling and its critical-warning bit 1 (temperature)
 raised 8 s into the sustained write: its verdict is throttling with that evidence, the back-off (Little's Law on the measured
 latency) is recorded, deepspeed_config's next run writes it into the ds_config, and the verification writes with
 it (once the fault is cleared: the verification refuses a drive that still reports a critical warning). DATA0001
