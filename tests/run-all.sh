@@ -69,11 +69,12 @@ scenario_step() {
   fi
 }
 lab_fleet=tests/output/lab_fleet
-# The steps that run on this machine alone (no lab node): lint, sanity, unit, browser, install.
+# The steps that run on this machine alone (no lab node): lint, sanity, unit, integration, browser, install.
 host_steps() {
   step lint ansible-lint --profile production
   step sanity tests/sanity.sh
-  step unit python -m pytest tests/unit
+  step unit python -m pytest tests/unit   # pure: no process may start (tests/unit/conftest.py)
+  step integration python -m pytest -p no:cacheprovider tests/integration   # real fio, loop devices, ansible-playbook
   step browser python -m pytest -p no:cacheprovider tests/browser   # fleet report in Debian's chromium; screenshots: tests/output/screenshots/
   step install tests/build_install.sh
 }

@@ -24,7 +24,6 @@ __metaclass__ = type
 
 import contextlib
 import ctypes
-import ctypes.util
 import os
 import signal
 import subprocess
@@ -81,8 +80,10 @@ def install_terminate_handlers():
 
 
 def _libc():
+    """The C library through the process's own symbols (dlopen(NULL): every Python on Linux links libc):
+    ctypes.util.find_library('c') would run ``ldconfig -p`` as a process on every import of this module."""
     try:
-        return ctypes.CDLL(ctypes.util.find_library('c') or None, use_errno=True)
+        return ctypes.CDLL(None, use_errno=True)
     except OSError:
         return None
 

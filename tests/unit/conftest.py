@@ -1,65 +1,69 @@
-"""Make the checkout importable as ``ansible_collections.ai_storage.checkpoint_io``.
+"""The unit tier: pure tests (parsers, plans, filters, modules' logic with fakes) that start no process.
 
-The repository root is the collection root; ``collections/ansible_collections/ai_storage/checkpoint_io``
-is a committed symlink back to it, so adding ``collections/`` to ``sys.path`` is all that is needed.
+Every test runs under an audit hook (PEP 578) that refuses the start of a process (subprocess, os.system, exec,
+spawn, fork): a test that needs one belongs to tests/integration. What ansible-core starts once at import time
+(``ctypes.util.find_library`` runs ldconfig for its display width table) is imported here, before the hook counts.
 """
-import os
+import contextlib
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-COLLECTIONS = os.path.join(ROOT, "collections")
-if COLLECTIONS not in sys.path:
-    sys.path.insert(0, COLLECTIONS)
+import pytest
 
-FIXTURES = os.path.join(ROOT, "tests", "unit", "fixtures")
+# the shared set-up: sys.path, ROOT, FIXTURES, REAL_WORLD, the in-process module fixtures
+from testenv import (COLLECTIONS, FIXTURES, REAL_WORLD, ROOT,  # noqa: F401 pylint: disable=unused-import
+                     _fresh_module_warnings, warned)
+
+import ansible.utils.display  # noqa: E402,F401 pylint: disable=unused-import  (its import runs ldconfig)
+
+# The audit events of a process start (https://docs.python.org/3/library/audit_events.html).
+PROCESS_EVENTS = frozenset(("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
+                            "os.forkpty", "pty.spawn"))
+_guard = {"on": False}
 
 
-def _real_world_outputs():
-    """The shared real-world tool outputs (never committed): CHECKPOINT_IO_REAL_WORLD_OUTPUTS, else ../shared beside
-    this checkout, else ../shared beside the local repository this checkout was cloned from (a clean clone in a
-    temporary directory, as CI makes, reads the same samples as the work tree)."""
-    given = os.environ.get("CHECKPOINT_IO_REAL_WORLD_OUTPUTS")
-    if given:
-        return given
-    candidates = [ROOT]
+class ProcessStarted(AssertionError):
+    """A unit test started a process."""
+
+
+def _audit(event, args):
+    if _guard["on"] and event in PROCESS_EVENTS:
+        _guard["on"] = False  # one failure per test: what pytest does after this may start processes
+        raise ProcessStarted("a unit test started a process (%s %r): tests that start processes belong to "
+                             "tests/integration" % (event, args[:2]))
+
+
+sys.addaudithook(_audit)
+
+
+@contextlib.contextmanager
+def _guarded():
+    _guard["on"] = True
     try:
-        import subprocess
-        origin = subprocess.run(["git", "-C", ROOT, "config", "--get", "remote.origin.url"], stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, universal_newlines=True, check=False).stdout.strip()
-    except OSError:
-        origin = ""
-    if origin.startswith("/"):
-        candidates.append(origin)
-    paths = [os.path.normpath(os.path.join(base, "..", "shared", "real-world-outputs")) for base in candidates]
-    return next((path for path in paths if os.path.isdir(path)), paths[0])
+        yield
+    finally:
+        _guard["on"] = False
 
 
-REAL_WORLD = _real_world_outputs()
+# Guarded: collecting a test file (its imports), each test's set-up (fixtures of every scope), call and teardown.
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):  # pylint: disable=unused-argument
+    with _guarded():
+        yield
 
 
-import pytest  # noqa: E402  (after the path set-up above)
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):  # pylint: disable=unused-argument
+    with _guarded():
+        yield
 
 
-@pytest.fixture(autouse=True)
-def _fresh_module_warnings():
-    """Modules run in-process here; ansible keeps their warnings in one process-wide dict (deduplicated), so a
-    warning of one test would show up in the next test's result. Each test starts with none."""
-    from ansible.module_utils.common import warnings as module_warnings
-    module_warnings._global_warnings.clear()
-    module_warnings._global_deprecations.clear()
-    yield
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):  # pylint: disable=unused-argument
+    with _guarded():
+        yield
 
 
-@pytest.fixture
-def warned(monkeypatch):
-    """The messages passed to module.warn (where they end up depends on ansible-core's controller mode)."""
-    from ansible.module_utils.basic import AnsibleModule
-    messages = []
-    original = AnsibleModule.warn
-
-    def spy(self, warning, *args, **kwargs):
-        messages.append(warning)
-        return original(self, warning, *args, **kwargs)
-
-    monkeypatch.setattr(AnsibleModule, 'warn', spy)
-    return messages
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item):  # pylint: disable=unused-argument
+    with _guarded():
+        yield

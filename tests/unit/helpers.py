@@ -10,7 +10,7 @@ import pytest
 
 from ansible.module_utils.testing import patch_module_args
 
-from conftest import FIXTURES, ROOT
+from testenv import FIXTURES, ROOT
 
 
 def fixture(kind, name):

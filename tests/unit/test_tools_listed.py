@@ -2,7 +2,7 @@
 import os
 import re
 
-from conftest import ROOT
+from testenv import ROOT
 from helpers import listed_tools
 
 # Tools the tests and the lab scripts start on this machine (not inside lab nodes).

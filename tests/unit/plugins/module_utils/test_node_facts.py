@@ -800,7 +800,7 @@ def test_context_run_wraps_timeout_and_reports(node):
 
 def test_real_world_smart_logs_feed_thermal(node):
     """Optional: the shared real-world nvme-cli samples parse into thermal facts without errors."""
-    from conftest import REAL_WORLD
+    from testenv import REAL_WORLD
     sample = os.path.join(REAL_WORLD, 'netdata_smart_log_v2.11_seagate_firecuda530.json')
     if not os.path.isfile(sample):
         pytest.skip('shared real-world outputs not present')

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import REAL_WORLD
+from testenv import REAL_WORLD
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme_cli import (
     ID_CTRL_KEYS,

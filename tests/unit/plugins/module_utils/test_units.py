@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from conftest import REAL_WORLD
+from testenv import REAL_WORLD
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import (
     convert,

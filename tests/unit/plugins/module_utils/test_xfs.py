@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from conftest import REAL_WORLD
+from testenv import REAL_WORLD
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.md import MDSTAT_ARRAY_KEYS, parse_mdstat
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import (

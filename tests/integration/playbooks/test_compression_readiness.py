@@ -15,7 +15,7 @@ import os
 import pytest
 
 from checkpoints import make_checkpoints
-from conftest import ROOT
+from testenv import ROOT
 from helpers import run_playbook
 
 PLAYBOOK = os.path.join(ROOT, 'playbooks', 'compression_readiness.yml')

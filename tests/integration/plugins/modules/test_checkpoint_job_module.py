@@ -105,7 +105,7 @@ def test_background_write_with_real_fio_gives_the_foreground_result(tmp_path, ho
 
 def test_progress_while_it_runs_then_the_result(tmp_path, capsys, store):
     """A stand-in fio writes half of a shard, pauses, then prints a real fio 3.33 result."""
-    from conftest import FIXTURES
+    from testenv import FIXTURES
     target = [directory(tmp_path, 'a'), directory(tmp_path, 'b')]
     fixture = os.path.join(FIXTURES, 'fio', 'fio-3.33_ckpt_write_2ranks_8m_qd8_iouring_fsync.json')
     fake = fake_fio(tmp_path, WRITE_FIRST + u'sleep 3\ncat "%s"\n' % fixture)

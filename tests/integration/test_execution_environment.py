@@ -13,7 +13,7 @@ import sys
 
 import yaml
 
-from conftest import ROOT
+from testenv import ROOT
 
 EE = os.path.join(ROOT, 'meta', 'execution-environment.yml')
 

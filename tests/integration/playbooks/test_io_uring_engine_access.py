@@ -29,9 +29,6 @@ import pytest
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-UNIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if UNIT not in sys.path:
-    sys.path.insert(0, UNIT)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason='the role runs as root (check mode)')
 

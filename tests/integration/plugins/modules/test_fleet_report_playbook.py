@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 
-from conftest import ROOT
+from testenv import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'bench'))
 import fleet_cache  # noqa: E402  pylint: disable=wrong-import-position

@@ -200,7 +200,7 @@ def test_timeout_kills_fio(tmp_path, capsys):
 
 def test_progress_while_fio_runs(tmp_path, capsys, monkeypatch):
     """A stand-in fio writes half a shard, waits, then prints a real fio 3.33 result: the progress file follows."""
-    from conftest import FIXTURES
+    from testenv import FIXTURES
     directories = dirs(tmp_path)
     fake = tmp_path / 'fio'
     fake.write_text(u'#!/bin/sh\n' + write_through_first_file() + u'sleep 1\ncat "%s"\n' % os.path.join(

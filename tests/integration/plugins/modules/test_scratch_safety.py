@@ -35,7 +35,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.modules import (
     queue_depth_sweep,
 )
 
-from conftest import COLLECTIONS, ROOT
+from testenv import COLLECTIONS, ROOT
 from helpers import module_args, poll_job, require_tool, run_fio_module
 
 MIB = 1024 * 1024
