@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The count of bad inputs tried per module and role: printed at the end of a run that holds the sweep and written
 to <basetemp>/bad_input_counts.json (a session fixture of each sweep test file calls :func:`report` once it ends;
-no conftest.py here: tests/unit's conftest module is imported by name).
+no conftest.py here: tests/integration's conftest module is imported by name).
 """
 
 from __future__ import absolute_import, division, print_function

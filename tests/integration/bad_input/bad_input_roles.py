@@ -34,8 +34,8 @@ from bad_input_lib import Case, OMIT, build_args, changes, make_scratch, materia
 from bad_input_tables import ROLES
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-UNIT = os.path.dirname(HERE)
-ROOT = os.path.dirname(os.path.dirname(UNIT))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+UNIT = os.path.join(ROOT, 'tests', 'unit')  # the fake node and helpers the tiers share
 ROLE_DIR = os.path.join(ROOT, 'roles')
 # What the roles write on a real node at their defaults: compared before and after, so a check-mode run that
 # wrote here anyway shows. Not the state store and the job store at their defaults (/var/lib/..., /run/...): every

@@ -1157,6 +1157,6 @@ KNOWN_FAILURES = {
     'module:md_array/identities/wrong_serial':
         'md_array.py (B): refused naming identities[0] but not showing the serial: the fake /dev of these cases '
         'has no block devices, so the member fails "is not a block device" before its serial is compared '
-        '(tests/unit/plugins/modules/test_md_array.py checks the wrong-drive message on loop devices)',
+        '(tests/integration/plugins/modules/test_md_array.py checks the wrong-drive message on loop devices)',
 }
 KNOWN.update(KNOWN_FAILURES)

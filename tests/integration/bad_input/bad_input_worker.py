@@ -25,8 +25,8 @@ import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-UNIT = os.path.dirname(HERE)
-ROOT = os.path.dirname(os.path.dirname(UNIT))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+UNIT = os.path.join(ROOT, 'tests', 'unit')  # the fake node and helpers the tiers share
 for path in (HERE, UNIT, os.path.join(ROOT, 'collections')):
     if path not in sys.path:
         sys.path.insert(0, path)

@@ -3,7 +3,7 @@
 """Every option of every module given wrong input: refused with a message naming the option, the value (and the
 limit), no traceback, nothing changed on the fake node; or accepted for a stated reason without a traceback.
 
-The modules run as processes of their own (tests/unit/bad_input/bad_input_worker.py, one per module, each case its
+The modules run as processes of their own (tests/integration/bad_input/bad_input_worker.py, one per module, each case its
 main() with JSON args as ansible hands them over), on a fake node where no command runs. The options come from each
 module's real argument_spec: an option without an entry in bad_input_tables.MODULES fails
 test_every_module_option_has_cases.
