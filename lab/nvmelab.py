@@ -50,6 +50,12 @@ I/O queues the subsystem grants (a target's queue budget). ``link-delay`` puts a
 NIC, so the round trip the initiator measures is real. On fabric nodes nvmf-autoconnect.service is left unmasked and
 the node boots to default.target (the unit's WantedBy), so a reboot reconnects the way a real initiator does.
 
+The accelerator: KVM where QEMU can use it (``-accel kvm -cpu host``), else TCG (``-accel tcg``, multi-threaded but
+for trixie, whose 6.12 kernel panics under multi-threaded TCG). ``up`` decides once per process: /dev/kvm must open
+read-write and a paused QEMU on KVM must start and quit (on some hosts /dev/kvm opens and QEMU still aborts
+resetting the vCPU); its log line says which and why, and state.json keeps both (``accel``, ``accel_reason``).
+NVMELAB_ACCEL=kvm (fail unless KVM works), tcg (no probe) or auto (the default). Boot timeouts are TCG's either way.
+
 Images are cached under $CHECKPOINT_IO_LAB_CACHE (default ~/.cache/checkpoint_io_lab) by a key made from
 their recipe (release, package list, customisation, lab SSH key), so a changed recipe builds a new image.
 Every ``up`` gives each node a fresh copy-on-write overlay over the cached image and fresh sparse data
@@ -58,6 +64,7 @@ drives: runs never share state. A reboot of a node keeps its disks (the QEMU pro
 
 import argparse
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
@@ -82,6 +89,14 @@ PACKAGES = [
     "linux-image-amd64", "systemd-sysv", "udev", "dbus", "openssh-server", "python3", "nvme-cli", "fio",
     "xfsprogs", "e2fsprogs", "kmod", "iproute2", "procps", "mdadm", "rdma-core", "liburing2", "util-linux",
 ]
+# The accelerator: KVM where QEMU can use it, else TCG (accelerator()). NVMELAB_ACCEL=kvm|tcg|auto (default auto).
+ACCEL_ENV = "NVMELAB_ACCEL"
+ACCEL_CHOICES = ("auto", "kvm", "tcg")
+# The probe: a paused machine of the lab's kind on KVM, quit at once. /dev/kvm can open and still be unusable (on
+# this project's machines QEMU aborts resetting the vCPU: "failed to set MSR 0x10a to 0x69"), so QEMU is asked.
+KVM_PROBE_ARGV = ["qemu-system-x86_64", "-machine", "q35", "-accel", "kvm", "-cpu", "host", "-nodefaults",
+                  "-display", "none", "-S", "-monitor", "stdio"]
+KVM_PROBE_TIMEOUT_S = 20
 OS_SERIAL = "OS0001"
 NEIGHBOUR_SERIAL = "NBR%04d"
 HIDDEN_SUFFIX = ".nvmelab-hidden"
@@ -501,18 +516,109 @@ def kernel_args(node):
     return [arg for arg in KERNEL_ARGS if arg not in dropped]
 
 
+def requested_accel(requested):
+    """The NVMELAB_ACCEL value (None or empty: auto) as one of ACCEL_CHOICES; ValueError naming a bad one."""
+    wanted = (requested or "auto").strip().lower()
+    if wanted not in ACCEL_CHOICES:
+        raise ValueError("%s=%r: give one of %s" % (ACCEL_ENV, requested, ", ".join(ACCEL_CHOICES)))
+    return wanted
+
+
+def choose_accel(requested, device_error, probe):
+    """The accelerator and why, from what was found (pure): ``requested`` the NVMELAB_ACCEL value (None: auto),
+    ``device_error`` None when /dev/kvm opened read-write, else why not; ``probe`` None when QEMU was not asked,
+    else (returncode, output, timed_out) of KVM_PROBE_ARGV. Returns ("kvm"|"tcg", reason); ValueError for a bad
+    request or for kvm asked where it cannot run."""
+    wanted = requested_accel(requested)
+    if wanted == "tcg":
+        return "tcg", "%s=tcg" % ACCEL_ENV
+    if device_error:
+        why = "kvm unusable: %s" % device_error
+    elif probe is None:
+        why = "kvm unusable: QEMU was not asked"
+    elif probe[2]:
+        why = "kvm unusable: QEMU's KVM probe did not quit within %d s" % KVM_PROBE_TIMEOUT_S
+    else:
+        returncode, output = probe[0], probe[1] or ""
+        # the monitor's banner and prompt ("QEMU 7.2.22 monitor ...", "(qemu) ") are not QEMU's message
+        lines = [line.replace("(qemu)", "").strip() for line in output.splitlines()]
+        lines = [line for line in lines if line and not line.startswith("QEMU ")]
+        errors = [line for line in lines if "error" in line.lower()]
+        if returncode == 0 and not errors:
+            return "kvm", "QEMU runs a paused machine on /dev/kvm"
+        if returncode is not None and returncode < 0:
+            try:
+                how = "killed by %s" % signal.Signals(-returncode).name
+            except ValueError:
+                how = "killed by signal %d" % -returncode
+        else:
+            how = "exit %s" % returncode
+        first = (errors or lines or ["no message"])[0]
+        why = "kvm unusable: %s (QEMU's KVM probe: %s)" % (first, how)
+    if wanted == "kvm":
+        raise ValueError("%s=kvm, but %s" % (ACCEL_ENV, why))
+    return "tcg", why
+
+
+def open_kvm(path="/dev/kvm"):
+    """None when ``path`` opens read-write, else why not."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except OSError as err:
+        return "no %s" % path if err.errno == errno.ENOENT else "%s: %s" % (path, err.strerror)
+    os.close(fd)
+    return None
+
+
+def run_kvm_probe():
+    """(returncode, output, timed_out) of KVM_PROBE_ARGV with "quit" on its monitor."""
+    try:
+        proc = subprocess.run(KVM_PROBE_ARGV, input="quit\n", stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True, timeout=KVM_PROBE_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        return None, "", True
+    except OSError as err:
+        return 127, "%s: %s" % (KVM_PROBE_ARGV[0], err.strerror), False
+    return proc.returncode, proc.stdout, False
+
+
+_ACCEL = {}
+
+
+def accelerator(environ=None, opener=open_kvm, prober=run_kvm_probe):
+    """("kvm"|"tcg", reason), decided once per process (the probe costs a QEMU start); dies on a bad request."""
+    if "verdict" not in _ACCEL:
+        requested = (os.environ if environ is None else environ).get(ACCEL_ENV)
+        device_error = probe = None
+        try:
+            if requested_accel(requested) != "tcg":  # a bad value fails before anything is probed
+                device_error = opener()
+                probe = None if device_error else prober()
+            _ACCEL["verdict"] = choose_accel(requested, device_error, probe)
+        except ValueError as err:
+            die(str(err))
+    return _ACCEL["verdict"]
+
+
+def accel_argv(release, accel):
+    """QEMU's accelerator arguments for a node of ``release``."""
+    if accel == "kvm":
+        return ["-accel", "kvm", "-cpu", "host"]
+    return ["-accel", "tcg,thread=%s" % RELEASES[release]["tcg_thread"]]
+
+
 def qemu_argv(node, image, ndir, args):
     drives = []
-    argv = ["qemu-system-x86_64", "-name", node["name"], "-machine", "q35",
-            "-accel", "tcg,thread=%s" % RELEASES[node["release"]]["tcg_thread"],
-            "-m", str(args.memory), "-smp", str(args.cpus), "-nodefaults", "-display", "none",
-            "-serial", "file:%s" % os.path.join(ndir, "console.log"),
-            "-kernel", image["kernel"], "-initrd", image["initrd"],
-            "-append", "root=UUID=%s %s" % (image["root_uuid"], " ".join(kernel_args(node))),
-            "-netdev", "user,id=net0,hostfwd=tcp:127.0.0.1:%d-:22" % node["ssh_port"],
-            "-device", "virtio-net-pci,netdev=net0",
-            "-qmp", "unix:%s,server=on,wait=off" % node["qmp"],
-            "-pidfile", node["pidfile"], "-daemonize"]
+    argv = (["qemu-system-x86_64", "-name", node["name"], "-machine", "q35"]
+            + accel_argv(node["release"], node.get("accel", "tcg"))
+            + ["-m", str(args.memory), "-smp", str(args.cpus), "-nodefaults", "-display", "none",
+               "-serial", "file:%s" % os.path.join(ndir, "console.log"),
+               "-kernel", image["kernel"], "-initrd", image["initrd"],
+               "-append", "root=UUID=%s %s" % (image["root_uuid"], " ".join(kernel_args(node))),
+               "-netdev", "user,id=net0,hostfwd=tcp:127.0.0.1:%d-:22" % node["ssh_port"],
+               "-device", "virtio-net-pci,netdev=net0",
+               "-qmp", "unix:%s,server=on,wait=off" % node["qmp"],
+               "-pidfile", node["pidfile"], "-daemonize"])
     fabric = node.get("fabric")
     if fabric:
         # The fabric NIC: a point-to-point UDP socket to the peer's QEMU on the loopback (no host networking).
@@ -705,8 +811,10 @@ def up(args):
     if args.fabric and len(specs) != 2:
         die("--fabric joins two nodes (a target and an initiator): give exactly two --node")
     models = drive_models(args.drive_model, args.data_drives)
+    accel, why = accelerator()  # before the image build: a bad NVMELAB_ACCEL fails at once
+    log("accelerator: %s (%s)" % (accel, why))
     images = {rel: build(rel) for rel in sorted(set(release for name, release in specs))}
-    state = {"nodes": [], "state_dir": state_dir}
+    state = {"nodes": [], "state_dir": state_dir, "accel": accel, "accel_reason": why}
     try:
         with port_lock():
             fabric_ports = [free_udp_port() for dummy in specs] if args.fabric else []
@@ -744,7 +852,7 @@ def start_nodes(specs, images, state, state_dir, args, fabric_ports, models):
                 "qmp": os.path.join(ndir, "qmp.sock"), "pidfile": os.path.join(ndir, "qemu.pid"),
                 "console": os.path.join(ndir, "console.log"), "identity_file": lab_key(),
                 "os_overlay": overlay, "data_files": data_files, "neighbour_files": neighbour_files,
-                "kernel_version": image["kernel_version"],
+                "kernel_version": image["kernel_version"], "accel": state.get("accel", "tcg"),
                 "models": {}}
         if args.fabric:
             index = len(state["nodes"])

@@ -13,7 +13,8 @@ import pytest
 from testenv import (COLLECTIONS, FIXTURES, REAL_WORLD, ROOT,  # noqa: F401 pylint: disable=unused-import
                      _fresh_module_warnings, warned)
 
-import ansible.utils.display  # noqa: E402,F401 pylint: disable=unused-import  (its import runs ldconfig)
+# its import runs ldconfig (ctypes.util.find_library), once, before the guard counts
+import ansible.utils.display  # noqa: E402,F401 pylint: disable=unused-import
 
 # The audit events of a process start (https://docs.python.org/3/library/audit_events.html).
 PROCESS_EVENTS = frozenset(("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",

@@ -56,6 +56,54 @@ ELEMENTS = {
     'int': [('str', 'abc'), ('zero', 0), ('negative', -1), ('float', 1.5), ('bool', True), ('huge', HUGE_INT)],
     'str': [('list', ['a']), ('empty', ''), ('newline', 'a\nb'), ('nonascii', u'\u00e9')],
 }
+# The generic cases whose refusal is ansible-core's own argument-spec check, by the type the option's real spec
+# declares (a module's argument_spec, a role's meta/argument_specs.yml): a value that does not convert to the type
+# (check_type_int/float/bool/list/dict raise), a value outside `choices`, an int list element that is not an int.
+# They are not generated for such an option; tests/unit/test_argument_specs.py proves instead, per module and role
+# entry point, that every option is typed and that ansible-core's validator refuses one value of each of these
+# kinds for it. What ansible-core converts instead of refusing (True for an int, a list for a str, 'nan' for a
+# float, None, an empty list or string) and every range, path, size, raw and content case is the collection's own
+# check and stays here, as does every case an option's table entry names.
+VALIDATOR_KINDS = {
+    'int': ('str', 'list', 'dict', 'float'),
+    'float': ('str', 'list'),
+    'bool': ('str', 'int', 'list'),
+    'choice': ('other', 'upper', 'list', 'empty'),
+    'int_choice': ('other', 'str', 'list'),
+    'list': ('dict',),
+    'dict': ('str', 'list'),
+}
+# one-element lists of an option with `elements: int` whose element does not convert
+VALIDATOR_ELEMENT_KINDS = {'int': ('el_str', 'el_float')}
+
+
+def validator_kinds(info, kind):
+    """The generic case kinds ansible-core's validator refuses for an option of ``kind`` whose real spec is
+    ``info`` (empty where the spec does not declare the type the kind assumes)."""
+    declared = info.get('type')
+    declares = {'int': declared == 'int', 'float': declared == 'float', 'bool': declared == 'bool',
+                'choice': declared in (None, 'str') and bool(info.get('choices')),
+                'int_choice': declared == 'int' and bool(info.get('choices')),
+                'list': declared == 'list', 'dict': declared == 'dict'}
+    if not declares.get(kind) or info.get('options'):
+        # a dict or list of dicts with suboptions: ansible-core 2.19's validator crashes on a list or a string
+        # there (set_fallbacks over the value), so what the user sees is the module's, and the sweep keeps them
+        return ()
+    kinds = VALIDATOR_KINDS[kind]
+    if kind == 'list':
+        kinds += VALIDATOR_ELEMENT_KINDS.get(info.get('elements'), ())
+    return kinds
+
+
+def left_to_validator(info, kind, spec):
+    """The generic case kinds not generated for an option (ansible-core's validator refuses them), less the ones
+    its table entry ``spec`` names (those stay cases of the sweep)."""
+    named = set()
+    for key in ('accept', 'refuse', 'skip', 'known', 'limit', 'expect_in'):
+        named.update(spec.get(key) or {})
+    return tuple(case_kind for case_kind in validator_kinds(info, kind) if case_kind not in named)
+
+
 # Paths, by what the path is for. dir: a directory the collection writes into (or makes); file: a file it writes;
 # read: a file or directory it only reads; exec: a program; root: a test-only root (sysfs_root...).
 PATH_CASES = [
@@ -522,6 +570,8 @@ def option_cases(target, option, info, spec):
     accept = spec.get('accept') or {}
     refuse = spec.get('refuse') or {}
     skip = spec.get('skip') or {}
+    validators = set(left_to_validator(info, kind, spec))
+    raw = [item for item in raw if item[0] not in validators]
     known = spec.get('known') or {}
     limits = spec.get('limit') or {}
     expect_in = spec.get('expect_in') or {}
