@@ -69,7 +69,8 @@ scenario_step() {
   fi
 }
 lab_fleet=tests/output/lab_fleet
-# The steps that run on this machine alone (no lab node): lint, sanity, unit, integration, browser, install.
+# The host steps (lint, sanity, unit, integration, browser, install), then two one-node lab steps whose assertions
+# do not depend on the pace: beside the fault suite.
 host_steps() {
   step lint ansible-lint --profile production
   step sanity tests/sanity.sh
@@ -77,6 +78,10 @@ host_steps() {
   step integration python -m pytest -p no:cacheprovider tests/integration   # real fio, loop devices, ansible-playbook
   step browser python -m pytest -p no:cacheprovider tests/browser   # fleet report in Debian's chromium; screenshots: tests/output/screenshots/
   step install tests/build_install.sh
+  # one bookworm node each; what they assert holds under any load (equal fields; the projection uses the bandwidth
+  # measured in the same step)
+  step lab-nvme-ioctl python -m pytest -p no:cacheprovider -s tests/lab/test_nvme_ioctl.py   # the admin ioctl vs nvme-cli, -s: the times
+  step lab-compression python -m pytest -p no:cacheprovider -s tests/lab/test_compression_node.py   # a checkpoint on a lab node, its bandwidth measured there
 }
 xfs_lane() { scenario_step xfs; }
 nvmeof_lane() { scenario_step nvmeof_rdma; }
@@ -86,8 +91,6 @@ nvmeof_lane() { scenario_step nvmeof_rdma; }
 alone_steps() {
   step fleet-bench python tests/bench/fleet_report_bench.py   # report time and HTML size, 1,000 and 10,000 nodes
   step lab-drive-models python -m pytest -p no:cacheprovider -s tests/lab/test_drive_models.py   # -s: the curves in the log
-  step lab-nvme-ioctl python -m pytest -p no:cacheprovider -s tests/lab/test_nvme_ioctl.py   # the admin ioctl vs nvme-cli, -s: the times
-  step lab-compression python -m pytest -p no:cacheprovider -s tests/lab/test_compression_node.py   # a checkpoint on a lab node, its bandwidth measured there
 }
 faults_step() {
   step lab-faults python -m pytest -p no:cacheprovider -s tests/lab/test_faults.py   # faults injected mid-play, -s: the log
