@@ -56,42 +56,76 @@ ELEMENTS = {
     'int': [('str', 'abc'), ('zero', 0), ('negative', -1), ('float', 1.5), ('bool', True), ('huge', HUGE_INT)],
     'str': [('list', ['a']), ('empty', ''), ('newline', 'a\nb'), ('nonascii', u'\u00e9')],
 }
-# The generic cases whose refusal is ansible-core's own argument-spec check, by the type the option's real spec
-# declares (a module's argument_spec, a role's meta/argument_specs.yml): a value that does not convert to the type
-# (check_type_int/float/bool/list/dict raise), a value outside `choices`, an int list element that is not an int.
-# They are not generated for such an option; tests/unit/test_argument_specs.py proves instead, per module and role
-# entry point, that every option is typed and that ansible-core's validator refuses one value of each of these
-# kinds for it. What ansible-core converts instead of refusing (True for an int, a list for a str, 'nan' for a
-# float, None, an empty list or string) and every range, path, size, raw and content case is the collection's own
-# check and stays here, as does every case an option's table entry names.
+# --- what ansible-core's validator refuses --------------------------------------------------------------------------
+# The generic cases whose refusal is ansible-core's own argument-spec check (ArgumentSpecValidator, run by
+# AnsibleModule for a module and by the validate_argument_spec task for a role entry point) for an option whose real
+# spec (a module's argument_spec, a role's meta/argument_specs.yml) declares the type the case assumes. They are
+# not generated for such an option: tests/unit/test_argument_specs.py proves instead, per module and role entry
+# point, that every option is typed and that ansible-core's validator refuses the very value the sweep would have
+# tried for each of these kinds, naming the option. Every case an option's table entry names (accept, refuse, skip,
+# known, limit, expect_in) and every curated (extra) case stays, as does every option with suboptions: there
+# ansible-core 2.19's validator crashes on a list given for a dict (set_fallbacks over the value) and refuses a
+# string element of a list of dicts in words that name nothing, so what the user sees is the module's.
+#
+# What ansible-core converts instead of refusing is the collection's own check and stays here: True or '16' for an
+# int, 2.0 for an int (it becomes 2), True, 'nan' or 'inf' for a float, a list or a dict for a str or a path (it
+# becomes their text, with a warning), null for a str or a path (it becomes ''), null for an optional option
+# without a default (it stays unset), an empty list, dict or string, 'a,b' for a list, 'k=v' for a dict, [True]
+# for a list of ints, [None] for a list of strings, zero, negative and huge numbers, newlines and non-ASCII text,
+# sizes, paths, file contents, and every raw option (a role that does not type an option checks it in its own
+# validate tasks).
+#
+# {the sweep's kind of the option (derive_kind): (the type its spec must declare, {case kind: why ansible-core
+# refuses it})}.
 VALIDATOR_KINDS = {
-    'int': ('str', 'list', 'dict', 'float'),
-    'float': ('str', 'list'),
-    'bool': ('str', 'int', 'list'),
-    'choice': ('other', 'upper', 'list', 'empty'),
-    'int_choice': ('other', 'str', 'list'),
-    'list': ('dict',),
-    'dict': ('str', 'list'),
+    'int': ('int', {'str': "check_type_int: 'abc' is no int", 'list': 'check_type_int: a list is no int',
+                    'dict': 'check_type_int: a dict is no int', 'float': 'check_type_int: 1.5 is no whole number'}),
+    'float': ('float', {'str': "check_type_float: 'abc' is no float", 'list': 'check_type_float: a list'}),
+    'bool': ('bool', {'str': "check_type_bool: 'maybe' is no boolean", 'int': 'check_type_bool: 2 is no boolean',
+                      'list': 'check_type_bool: a list'}),
+    'choice': ('str', {'other': 'choices', 'upper': 'choices (they are case-sensitive)',
+                       'list': 'choices (a list is compared as its text)', 'empty': "choices ('' is none of them)"}),
+    'int_choice': ('int', {'other': 'choices (3 is none of them)', 'str': "check_type_int: 'abc' is no int",
+                           'list': 'check_type_int: a list is no int'}),
+    'list': ('list', {'dict': 'check_type_list: a dict is no list'}),
+    'dict': ('dict', {'str': "check_type_dict: 'abc' is neither JSON nor k=v", 'list': 'check_type_dict: a list'}),
 }
-# one-element lists of an option with `elements: int` whose element does not convert
-VALIDATOR_ELEMENT_KINDS = {'int': ('el_str', 'el_float')}
+# null, where the option is required or its spec has a default other than null (ansible-core passes null over only
+# for an optional option without one): the type's converter refuses None for these types. A choice option refuses
+# null whatever its type where null is not one of its choices.
+VALIDATOR_NULL_TYPES = ('int', 'float', 'bool', 'list', 'dict')
+# The one-element lists of a list option, by its spec's `elements` (an element that does not convert).
+VALIDATOR_ELEMENT_KINDS = {
+    'int': {'el_str': "check_type_int: 'abc'", 'el_float': 'check_type_int: 1.5',
+            'null_element': 'check_type_int: None'},
+    'dict': {'el_list': 'check_type_dict: a list', 'el_empty': "check_type_dict: ''",
+             'el_newline': "check_type_dict: 'a\\nb'", 'el_nonascii': 'check_type_dict: a word',
+             'null_element': 'check_type_dict: None'},
+}
+# The one-element lists of a list option with `choices` (its elements must be among them).
+VALIDATOR_LIST_CHOICE_KINDS = {'el_list': 'choices', 'el_empty': 'choices', 'el_newline': 'choices',
+                               'el_nonascii': 'choices', 'null_element': 'choices'}
 
 
 def validator_kinds(info, kind):
-    """The generic case kinds ansible-core's validator refuses for an option of ``kind`` whose real spec is
-    ``info`` (empty where the spec does not declare the type the kind assumes)."""
-    declared = info.get('type')
-    declares = {'int': declared == 'int', 'float': declared == 'float', 'bool': declared == 'bool',
-                'choice': declared in (None, 'str') and bool(info.get('choices')),
-                'int_choice': declared == 'int' and bool(info.get('choices')),
-                'list': declared == 'list', 'dict': declared == 'dict'}
-    if not declares.get(kind) or info.get('options'):
-        # a dict or list of dicts with suboptions: ansible-core 2.19's validator crashes on a list or a string
-        # there (set_fallbacks over the value), so what the user sees is the module's, and the sweep keeps them
-        return ()
-    kinds = VALIDATOR_KINDS[kind]
+    """{case kind: why} of the generic cases ansible-core's validator refuses for an option of the sweep's
+    ``kind`` whose real spec is ``info`` (empty where the spec does not declare the type the kind assumes)."""
+    if kind not in VALIDATOR_KINDS or info.get('options'):
+        return {}
+    declared = info.get('type') or 'str'
+    wanted, kinds = VALIDATOR_KINDS[kind]
+    if declared != wanted or (kind in ('choice', 'int_choice') and not info.get('choices')):
+        return {}
+    kinds = dict(kinds)
+    if kind in ('choice', 'int_choice') and None not in info['choices']:
+        kinds['null'] = 'choices (null is none of them)'
+    elif declared in VALIDATOR_NULL_TYPES and (info.get('required') or info.get('default') is not None):
+        kinds['null'] = 'check_type_%s: None (the option %s)' % (
+            declared, 'is required' if info.get('required') else 'has a default')
     if kind == 'list':
-        kinds += VALIDATOR_ELEMENT_KINDS.get(info.get('elements'), ())
+        kinds.update(VALIDATOR_ELEMENT_KINDS.get(info.get('elements'), {}))
+        if info.get('choices'):
+            kinds.update(VALIDATOR_LIST_CHOICE_KINDS)
     return kinds
 
 
@@ -101,7 +135,7 @@ def left_to_validator(info, kind, spec):
     named = set()
     for key in ('accept', 'refuse', 'skip', 'known', 'limit', 'expect_in'):
         named.update(spec.get(key) or {})
-    return tuple(case_kind for case_kind in validator_kinds(info, kind) if case_kind not in named)
+    return tuple(sorted(case_kind for case_kind in validator_kinds(info, kind) if case_kind not in named))
 
 
 # Paths, by what the path is for. dir: a directory the collection writes into (or makes); file: a file it writes;
@@ -301,7 +335,8 @@ def changes(before, after):
 
 # --- the checks of an outcome ---------------------------------------------------------------------------------------
 TRACEBACK_MARKERS = ('Traceback (most recent call last)', 'MODULE FAILURE', 'Unexpected failure during module '
-                     'execution', 'An exception occurred during task execution', 'Module result deserialization failed')
+                     'execution', 'An exception occurred during task execution',
+                     'Module result deserialization failed')
 # ansible-core's argument spec message for a list element that is not a dict names neither the option nor the value
 ANSIBLE_UNNAMED = re.compile(r'dictionary requested, could not parse JSON or key=value')
 # Python's own words for a crash: a message made of them is an error that escaped, not an explanation.
@@ -490,9 +525,8 @@ def _fmt_limit(value):
     return str(value)
 
 
-def option_cases(target, option, info, spec):
-    """Every Case of one option: the generic ones of its kind, shaped by its table entry ``spec``."""
-    kind = derive_kind(info, spec)
+def _generic(target, option, info, spec, kind):
+    """(case kind, value, expect, limit) of every generic case of an option of the sweep's ``kind``."""
     required = bool(info.get('required'))
     low, high = (spec.get('range') or (None, None))[:2]
     raw = []          # (case kind, value, expect, limit)
@@ -566,12 +600,28 @@ def option_cases(target, option, info, spec):
         pass
     else:
         raise AssertionError('%s %s: unknown kind %r' % (target, option, kind))
+    return raw
 
+
+def validator_cases(target, option, info, spec):
+    """[(case kind, value)] of the generic cases of one option that the sweep leaves to ansible-core's validator
+    (left_to_validator): the values it would have tried (tests/unit/test_argument_specs.py runs them)."""
+    kind = derive_kind(info, spec)
+    dropped = set(left_to_validator(info, kind, spec))
+    return [(case_kind, value) for case_kind, value, _expect, _limit in _generic(target, option, info, spec, kind)
+            if case_kind in dropped]
+
+
+def option_cases(target, option, info, spec):
+    """Every Case of one option: the generic ones of its kind (less the ones left to ansible-core's validator),
+    shaped by its table entry ``spec``."""
+    kind = derive_kind(info, spec)
+    required = bool(info.get('required'))
+    validators = set(left_to_validator(info, kind, spec))
+    raw = [item for item in _generic(target, option, info, spec, kind) if item[0] not in validators]
     accept = spec.get('accept') or {}
     refuse = spec.get('refuse') or {}
     skip = spec.get('skip') or {}
-    validators = set(left_to_validator(info, kind, spec))
-    raw = [item for item in raw if item[0] not in validators]
     known = spec.get('known') or {}
     limits = spec.get('limit') or {}
     expect_in = spec.get('expect_in') or {}
@@ -618,9 +668,9 @@ def option_cases(target, option, info, spec):
                           curated=True))
         assert not extra, '%s %s %s: unknown keys %s' % (target, option, case_kind, extra)
         seen.add(case_kind)
-    if spec.get('wiring'):  # a few cases show the wiring; the full set runs elsewhere
+    if spec.get('wiring'):  # a few cases show the wiring (a refusal where there is one); the full set runs elsewhere
         chosen = [case for kind in spec['wiring'] for case in cases if case.kind == kind][:spec.get('wiring_count', 2)]
-        cases = chosen or cases[:1]
+        cases = chosen or [case for case in cases if case.expect == 'refuse'][:1] or cases[:1]
     kinds = [case.kind for case in cases]
     assert len(kinds) == len(set(kinds)), '%s %s: a case kind twice: %s' % (
         target, option, sorted(set(kind for kind in kinds if kinds.count(kind) > 1)))
