@@ -45,7 +45,8 @@ def _guarded():
         _guard["on"] = False
 
 
-# Guarded: collecting a test file (its imports), each test's set-up (fixtures of every scope), call and teardown.
+# Guarded: collecting a test file (its imports), and each test's protocol: set-up (fixtures of every scope), call,
+# teardown.
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):  # pylint: disable=unused-argument
     with _guarded():
@@ -53,18 +54,6 @@ def pytest_make_collect_report(collector):  # pylint: disable=unused-argument
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_setup(item):  # pylint: disable=unused-argument
-    with _guarded():
-        yield
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item):  # pylint: disable=unused-argument
-    with _guarded():
-        yield
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_teardown(item):  # pylint: disable=unused-argument
+def pytest_runtest_protocol(item, nextitem):  # pylint: disable=unused-argument
     with _guarded():
         yield

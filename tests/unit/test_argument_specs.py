@@ -34,7 +34,7 @@ if BAD_INPUT not in sys.path:
 
 from bad_input_lib import validator_cases  # noqa: E402
 from bad_input_modules import argument_spec as module_argument_spec, module_names  # noqa: E402
-from bad_input_roles import role_names  # noqa: E402
+from bad_input_roles import role_names, role_specs  # noqa: E402
 from bad_input_tables import MODULES, ROLES  # noqa: E402
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.inputs import SPEC as SHARED  # noqa: E402
@@ -206,11 +206,6 @@ def test_module_argument_spec_accepts_what_it_declares(name):
 
 
 # --- roles -----------------------------------------------------------------------------------------------------------
-def _role_specs(role):
-    with open(os.path.join(ROOT, 'roles', role, 'meta', 'argument_specs.yml')) as handle:
-        return yaml.safe_load(handle)['argument_specs']
-
-
 def _role_defaults(role):
     """defaults/main.yml of the role (None where it has none)."""
     path = os.path.join(ROOT, 'roles', role, 'defaults', 'main.yml')
@@ -221,7 +216,7 @@ def _role_defaults(role):
 
 
 def _role_entries():
-    return [(role, entry) for role in role_names() for entry in sorted(_role_specs(role))]
+    return [(role, entry) for role in role_names() for entry in sorted(role_specs(role))]
 
 
 def _variables(role, entry, options, defaults):
@@ -250,7 +245,7 @@ def _variables(role, entry, options, defaults):
 @pytest.mark.parametrize('role, entry', [_param('typed', pair, '%s/%s' % pair) for pair in _role_entries()])
 def test_role_argument_spec_is_complete_and_typed(role, entry):
     where = '%s/%s' % (role, entry)
-    options = _role_specs(role)[entry].get('options') or {}
+    options = role_specs(role)[entry].get('options') or {}
     assert _untyped(options) == [], where
     assert _undescribed(options) == [], '%s: options without a description' % where
     assert _variables(role, entry, options, _role_defaults(role)) == [], where
@@ -262,5 +257,5 @@ def test_role_argument_spec_is_complete_and_typed(role, entry):
 
 @pytest.mark.parametrize('role, entry', [_param('accepts', pair, '%s/%s' % pair) for pair in _role_entries()])
 def test_role_argument_spec_accepts_what_it_declares(role, entry):
-    options = _role_specs(role)[entry].get('options') or {}
+    options = role_specs(role)[entry].get('options') or {}
     assert _accepts(options, role=True, defaults=_role_defaults(role)) == [], '%s/%s' % (role, entry)

@@ -53,12 +53,16 @@ def role_names():
         os.path.join(ROLE_DIR, name, 'meta', 'argument_specs.yml')))
 
 
+def role_specs(role):
+    """{entry point: spec} of the role's meta/argument_specs.yml, as written."""
+    with open(os.path.join(ROLE_DIR, role, 'meta', 'argument_specs.yml')) as handle:
+        return yaml.safe_load(handle)['argument_specs']
+
+
 def role_options(role):
     """{entry point: {option: spec}} of the role's meta/argument_specs.yml, suboptions as ``option.sub``."""
-    with open(os.path.join(ROLE_DIR, role, 'meta', 'argument_specs.yml')) as handle:
-        specs = yaml.safe_load(handle)['argument_specs']
     out = {}
-    for entry, spec in specs.items():
+    for entry, spec in role_specs(role).items():
         flat = {}
         for option, info in (spec.get('options') or {}).items():
             flat[option] = info
@@ -204,8 +208,7 @@ def argspec_outcome(role, entry, args):
     ArgumentSpecValidator over the role defaults and the host's variables): the outcome of a case it refuses (or
     crashes on), None when it passes. The cases it refuses need no ansible-playbook run."""
     from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-    with open(os.path.join(ROLE_DIR, role, 'meta', 'argument_specs.yml')) as handle:
-        spec = yaml.safe_load(handle)['argument_specs'][entry].get('options') or {}
+    spec = role_specs(role)[entry].get('options') or {}
     values = dict(role_defaults(role), **args)
     provided = dict((name, values[name]) for name in spec if name in values)
     task = '%s : Validating arguments against arg spec %s (in-process, ansible\'s ArgumentSpecValidator)' % (
