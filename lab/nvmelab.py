@@ -1,9 +1,17 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The NVMe lab: Debian nodes under QEMU with emulated NVMe controllers.
 
-Each node boots a real Debian kernel (``-kernel``/``-initrd`` taken from its image) with one OS NVMe drive and
-N data NVMe drives, each behind its own PCIe root port (so it can be hot-removed), reachable over SSH on a
-127.0.0.1 port, and with a QMP socket for fault injection.
+Each node runs a real Debian kernel (``-kernel``/``-initrd`` taken from its image), its root filesystem on a virtio
+disk, with one OS NVMe drive (mounted on /boot, in fstab) and N data NVMe drives, each behind its own PCIe root port
+(so it can be hot-removed), reachable over SSH on a 127.0.0.1 port, and with a QMP socket for fault injection.
+
+Starts: each release's machine boots once without NVMe controllers and is saved (QMP ``migrate`` to a file; QEMU
+7.2 refuses to save a machine with an NVMe controller), cached beside its image under a key of the image, QEMU's
+version, memory, CPUs, accelerator and kernel arguments. A node then starts from that state (``-incoming``) and its
+controllers are hot-added on empty root ports: 2.4 s to ready for bookworm against 16 s for a cold boot, 3.6-3.9 s
+against 30 s for trixie (TCG, this project's machines). A restored node takes the time from its RTC, a machine id
+and host entropy of its own. ``reboot`` is a real reboot either way. NVMELAB_START=cold boots every node from
+scratch (controllers on the command line); fabric nodes (a second NIC) always do.
 
     nvmelab.py build  [--release bookworm|trixie]
     nvmelab.py up     --state-dir DIR --node node1:bookworm [--node node2:trixie] [drive options]
@@ -58,8 +66,8 @@ NVMELAB_ACCEL=kvm (fail unless KVM works), tcg (no probe) or auto (the default).
 
 Images are cached under $CHECKPOINT_IO_LAB_CACHE (default ~/.cache/checkpoint_io_lab) by a key made from
 their recipe (release, package list, customisation, lab SSH key), so a changed recipe builds a new image.
-Every ``up`` gives each node a fresh copy-on-write overlay over the cached image and fresh sparse data
-drives: runs never share state. A reboot of a node keeps its disks (the QEMU process lives on).
+Every ``up`` gives each node fresh copy-on-write overlays over the cached image (or the saved machine's disk) and
+/boot, and fresh sparse data drives: runs never share state. A reboot of a node keeps its disks (the QEMU process lives on).
 """
 
 import argparse
@@ -70,6 +78,7 @@ import hashlib
 import json
 import math
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -100,6 +109,17 @@ KVM_PROBE_TIMEOUT_S = 20
 OS_SERIAL = "OS0001"
 NEIGHBOUR_SERIAL = "NBR%04d"
 HIDDEN_SUFFIX = ".nvmelab-hidden"
+# The node's machine: the root filesystem on a virtio disk and ROOT_PORTS PCIe root ports for the NVMe controllers
+# (the OS drive, which holds /boot, then the data and neighbour drives). QEMU 7.2 cannot save a machine that has an
+# NVMe controller ("State blocked by non-migratable device"), so each release's machine boots once without them,
+# is saved (saved_state(), cached beside the image) and every node starts from that state in seconds, its
+# controllers hot-added on the empty root ports. NVMELAB_START=cold boots every node from scratch instead (the
+# controllers then on the command line); a fabric node (a second NIC) or one with more drives than ports always does.
+ROOT_PORTS = 8
+LAYOUT_VERSION = 1
+START_ENV = "NVMELAB_START"
+START_CHOICES = ("saved", "cold")
+BOOT_FS_SIZE = "256M"
 # Named drive models: a fixed service time per request and a byte-rate ceiling, so that a 1 MiB write stream at
 # depth d gets min(d x 1 MiB / latency, ceiling): Little's Law up to the knee at ceiling x latency / 1 MiB. The
 # knee is set by bytes in flight, not by a request count, so the guest's merging and splitting of requests (at
@@ -140,6 +160,45 @@ KERNEL_ARGS = [
     "modprobe.blacklist=pcspkr,iTCO_wdt,iTCO_vendor_support,cfg80211,kvm,kvm_amd,kvm_intel,drm,intel_pmc_bxt,"
     "vmw_vsock_vmci_transport,vmw_vmci,vsock_loopback",
 ]
+# Run on every node once it answers on SSH (node_setup()). A restored node's clock stands where the saved
+# machine's stopped, and its machine id and random pool are the saved machine's: it takes the time from its RTC,
+# a machine id (journald keys its files by it) and host entropy. Then the NVMe drives (hot-added after a restore)
+# must each list a namespace, and the OS drive is mounted on /boot.
+NODE_SETUP_SCRIPT = r"""
+set -e
+if [ -n "%(restored)s" ]; then
+    date -s "@$(cat /sys/class/rtc/rtc0/since_epoch)" >/dev/null
+    echo %(entropy)s > /dev/urandom
+    echo %(machine_id)s > /etc/machine-id
+    systemctl restart systemd-journald
+fi
+deadline=$(( $(date +%%s) + %(timeout)d ))
+while :; do
+    missing=""
+    for want in %(serials)s; do
+        found=""
+        for c in /sys/class/nvme/nvme*; do
+            [ -r "$c/serial" ] || continue
+            read -r serial < "$c/serial" || true
+            [ "$serial" = "$want" ] && ls -d "$c"/nvme*n* >/dev/null 2>&1 && found=1
+        done
+        [ -n "$found" ] || missing="$missing $want"
+    done
+    [ -z "$missing" ] && break
+    if [ "$(date +%%s)" -ge "$deadline" ]; then echo "no NVMe namespace for$missing after %(timeout)d s" >&2; exit 1; fi
+    sleep 0.5
+done
+udevadm settle
+os=""
+for c in /sys/class/nvme/nvme*; do
+    read -r serial < "$c/serial" || true
+    [ "$serial" = %(os)s ] && os=$(basename "$(ls -d "$c"/nvme*n* | head -n 1)")
+done
+grep -q '[[:space:]]/boot[[:space:]]' /etc/fstab || echo 'UUID=%(boot_uuid)s /boot ext4 defaults,nofail 0 2' >> /etc/fstab
+mountpoint -q /boot || mount "/dev/$os" /boot
+"""
+DRIVES_TIMEOUT = 180
+SAVED_SSH_TIMEOUT = 120
 # The fabric between two nodes (``up --fabric``): addresses, MACs, the target's subsystem and ports.
 FABRIC_NET = "10.77.0.%d"
 FABRIC_MAC = "52:54:00:fa:b0:%02x"
@@ -484,15 +543,20 @@ def write_atomic(path, text):
 
 
 @contextlib.contextmanager
-def port_lock():
-    """Held from choosing a node's ports until its QEMU has bound them (-daemonize returns after that): two labs
-    booting at once (run-all.sh runs some scenarios side by side) cannot both be given one free port."""
-    with open(os.path.join(cache_dir(), "ports.lock"), "a") as handle:
+def file_lock(path):
+    """An exclusive flock on ``path`` (made if missing) while the block runs."""
+    with open(path, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def port_lock():
+    """Held from choosing a node's ports until its QEMU has bound them (-daemonize returns after that): two labs
+    booting at once (run-all.sh runs some scenarios side by side) cannot both be given one free port."""
+    return file_lock(os.path.join(cache_dir(), "ports.lock"))
 
 
 def free_port():
@@ -607,8 +671,27 @@ def accel_argv(release, accel):
     return ["-accel", "tcg,thread=%s" % RELEASES[release]["tcg_thread"]]
 
 
-def qemu_argv(node, image, ndir, args):
-    drives = []
+def drive_plan(node, args):
+    """The node's NVMe drives, one per PCIe root port from rp1: the OS drive (its /boot), the data drives (plain
+    files or drive models), the neighbour drives. Each record keeps what a hot-add needs to plug it."""
+    disks = [("os", OS_SERIAL, node["boot_overlay"], "qcow2", {})]
+    models = node.get("models", {})
+    for i, path in enumerate(node["data_files"], start=1):
+        dev_id = "data%d" % i
+        model = models.get(dev_id)
+        disks.append((dev_id, "DATA%04d" % i, path, "raw",
+                      {"max_ioqpairs": args.max_ioqpairs, "mdts": model["mdts"] if model else args.mdts}))
+    for i, path in enumerate(node.get("neighbour_files", []), start=1):
+        disks.append(("nbr%d" % i, NEIGHBOUR_SERIAL % i, path, "raw", {}))
+    return [{"id": dev_id, "serial": serial, "os_drive": dev_id == "os", "backing": path, "model": models.get(dev_id),
+             "neighbour": dev_id.startswith("nbr"), "format": fmt, "bus": "rp%d" % slot, "props": props}
+            for slot, (dev_id, serial, path, fmt, props) in enumerate(disks, start=1)]
+
+
+def qemu_argv(node, image, ndir, args, drives=None):
+    """QEMU's command line for a node: the machine (root disk, NICs, ``ports`` empty PCIe root ports) and, for a
+    cold boot, ``drives`` (drive_plan()) on their ports. Without ``drives`` the machine is the one saved_state()
+    saves and a restore loads: its NVMe controllers are hot-added once it runs."""
     argv = (["qemu-system-x86_64", "-name", node["name"], "-machine", "q35"]
             + accel_argv(node["release"], node.get("accel", "tcg"))
             + ["-m", str(args.memory), "-smp", str(args.cpus), "-nodefaults", "-display", "none",
@@ -617,6 +700,8 @@ def qemu_argv(node, image, ndir, args):
                "-append", "root=UUID=%s %s" % (image["root_uuid"], " ".join(kernel_args(node))),
                "-netdev", "user,id=net0,hostfwd=tcp:127.0.0.1:%d-:22" % node["ssh_port"],
                "-device", "virtio-net-pci,netdev=net0",
+               "-drive", "file=%s,if=none,id=drv-root,format=qcow2" % node["os_overlay"],
+               "-device", "virtio-blk-pci,id=root,drive=drv-root",
                "-qmp", "unix:%s,server=on,wait=off" % node["qmp"],
                "-pidfile", node["pidfile"], "-daemonize"])
     fabric = node.get("fabric")
@@ -625,30 +710,19 @@ def qemu_argv(node, image, ndir, args):
         argv += ["-netdev", "socket,id=fab0,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d"
                  % (fabric["peer_port"], fabric["port"]),
                  "-device", "virtio-net-pci,netdev=fab0,mac=%s" % fabric["mac"]]
-    # One PCIe root port per controller: a controller on a root port can be hot-removed (device_del).
-    disks = [("os", OS_SERIAL, node["os_overlay"], "qcow2", "")]
-    models = node.get("models", {})
-    for i, path in enumerate(node["data_files"], start=1):
-        dev_id = "data%d" % i
-        model = models.get(dev_id)
-        extra = ",max_ioqpairs=%d,mdts=%d" % (args.max_ioqpairs, model["mdts"] if model else args.mdts)
-        disks.append((dev_id, "DATA%04d" % i, path, "raw", extra))
-    for i, path in enumerate(node.get("neighbour_files", []), start=1):
-        disks.append(("nbr%d" % i, NEIGHBOUR_SERIAL % i, path, "raw", ""))
-    for slot, (dev_id, serial, path, fmt, extra) in enumerate(disks, start=1):
-        model = models.get(dev_id)
+    # One PCIe root port per controller: a controller on a root port can be hot-added and hot-removed.
+    for slot in range(1, max(ROOT_PORTS, len(drives or [])) + 1):
+        argv += ["-device", "pcie-root-port,id=rp%d,bus=pcie.0,chassis=%d,slot=%d" % (slot, slot, slot)]
+    for drive in drives or []:
+        model = drive["model"]
         # A drive model's bytes go through nbdkit (latency, parallelism, ceiling, faults); cache=none keeps the
         # host's page cache out of the guest's view of it.
-        source = ("file=nbd+unix:///?socket=%s,cache=none" % model["socket"]) if model else ("file=%s" % path)
-        argv += ["-device", "pcie-root-port,id=rp%d,bus=pcie.0,chassis=%d,slot=%d" % (slot, slot, slot),
-                 "-drive", "%s,if=none,id=drv-%s,format=%s" % (source, dev_id, fmt),
-                 "-device", "nvme,id=%s,serial=%s,drive=drv-%s,bus=rp%d%s" % (dev_id, serial, dev_id, slot, extra)]
-        # What hot-add needs to plug the same controller back (device_add takes the -device properties).
-        props = dict(item.split("=", 1) for item in extra.split(",") if item)
-        drives.append({"id": dev_id, "serial": serial, "os_drive": dev_id == "os", "backing": path,
-                       "model": model, "neighbour": dev_id.startswith("nbr"), "format": fmt, "bus": "rp%d" % slot,
-                       "props": dict((key, int(value)) for key, value in props.items())})
-    return argv, drives
+        source = ("file=nbd+unix:///?socket=%s,cache=none" % model["socket"]) if model else ("file=%s" % drive["backing"])
+        props = "".join(",%s=%s" % item for item in sorted(drive["props"].items()))
+        argv += ["-drive", "%s,if=none,id=drv-%s,format=%s" % (source, drive["id"], drive["format"]),
+                 "-device", "nvme,id=%s,serial=%s,drive=drv-%s,bus=%s%s"
+                 % (drive["id"], drive["serial"], drive["id"], drive["bus"], props)]
+    return argv
 
 
 def ssh_argv(node, command=None):
@@ -813,19 +887,34 @@ def up(args):
     models = drive_models(args.drive_model, args.data_drives)
     accel, why = accelerator()  # before the image build: a bad NVMELAB_ACCEL fails at once
     log("accelerator: %s (%s)" % (accel, why))
+    start_mode = requested_start(os.environ.get(START_ENV))
     images = {rel: build(rel) for rel in sorted(set(release for name, release in specs))}
     state = {"nodes": [], "state_dir": state_dir, "accel": accel, "accel_reason": why}
     try:
+        saved = {}
+        cold_why = cold_reason(start_mode, args)
+        if cold_why:
+            log("every node boots cold: %s" % cold_why)
+        else:
+            saved = dict((rel, saved_state(image, accel, args)) for rel, image in images.items())
         with port_lock():
             fabric_ports = [free_udp_port() for dummy in specs] if args.fabric else []
-            start_nodes(specs, images, state, state_dir, args, fabric_ports, models)
-        start = time.time()
+            start_nodes(specs, images, saved, state, state_dir, args, fabric_ports, models)
         for node in state["nodes"]:
-            wait_ssh(node, RELEASES[node["release"]]["boot_timeout"] * len(state["nodes"]))
-            log("%s answers on SSH (%.0f s)" % (node["name"], time.time() - start))
+            if node["start"]["mode"] == "saved":
+                finish_restore(node)
+        for node in state["nodes"]:
+            timeout = RELEASES[node["release"]]["boot_timeout"] * len(state["nodes"])
+            wait_ssh(node, timeout if node["start"]["mode"] == "cold" else SAVED_SSH_TIMEOUT)
+            node["start"]["ssh_s"] = round(time.time() - node["start"]["at"], 1)
+            node_setup(node, images[node["release"]])
+            node["start"]["ready_s"] = round(time.time() - node["start"]["at"], 1)
+            log("%s ready in %.1f s (%s; SSH after %.1f s)" % (
+                node["name"], node["start"]["ready_s"],
+                "from the saved state" if node["start"]["mode"] == "saved" else "a cold boot", node["start"]["ssh_s"]))
             if node.get("fabric"):
                 node["fabric"]["netdev"] = fabric_node_setup(node)
-                save_state(state_dir, state)
+            save_state(state_dir, state)
     except BaseException:
         log("boot failed: stopping what was started")
         down_dir(state_dir)
@@ -836,24 +925,155 @@ def up(args):
     print(inv)
 
 
-def start_nodes(specs, images, state, state_dir, args, fabric_ports, models):
-    """Boot each node of specs (its overlay, data files, drive-model servers, QEMU), recorded in state as it goes."""
+def requested_start(requested):
+    """The NVMELAB_START value (None or empty: saved) as one of START_CHOICES; dies naming a bad one."""
+    wanted = (requested or "saved").strip().lower()
+    if wanted not in START_CHOICES:
+        die("%s=%r: give one of %s" % (START_ENV, requested, ", ".join(START_CHOICES)))
+    return wanted
+
+
+def cold_reason(start_mode, args):
+    """Why the nodes of an ``up`` boot cold (None: they start from their release's saved state)."""
+    if start_mode == "cold":
+        return "%s=cold" % START_ENV
+    if args.fabric:
+        return "a fabric node has a second NIC, which the saved machine has not"
+    drives = 1 + args.data_drives + args.neighbour_drives
+    if drives > ROOT_PORTS:
+        return "%d NVMe drives, more than the saved machine's %d PCIe root ports" % (drives, ROOT_PORTS)
+    return None
+
+
+def overlay(path, backing, backing_format):
+    """A fresh qcow2 copy-on-write overlay at ``path`` over ``backing``."""
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", backing_format, "-b", backing, path], check=True)
+    return path
+
+
+def boot_disk(image):
+    """The OS NVMe drive's bytes, made once per image: an ext4 /boot holding the release's kernel and initrd
+    (the node boots them with -kernel; the drive is what the OS has mounted, for the tests that prove the collection
+    leaves it alone). Returns (path, filesystem UUID)."""
+    path = os.path.join(image["dir"], "boot.raw")
+    meta = os.path.join(image["dir"], "boot.json")
+    with file_lock(os.path.join(image["dir"], "boot.lock")):
+        if not os.path.exists(meta):
+            fs_uuid = str(uuid.uuid4())
+            work = tempfile.mkdtemp(prefix="boot-", dir=image["dir"])
+            try:
+                tree = os.path.join(work, "tree")
+                os.makedirs(tree)
+                shutil.copy(image["kernel"], os.path.join(tree, "vmlinuz-" + image["kernel_version"]))
+                shutil.copy(image["initrd"], os.path.join(tree, "initrd.img-" + image["kernel_version"]))
+                subprocess.run(["mkfs.ext4", "-q", "-F", "-U", fs_uuid, "-L", "labboot", "-d", tree,
+                                os.path.join(work, "boot.raw"), BOOT_FS_SIZE], check=True, stdout=subprocess.DEVNULL)
+                os.replace(os.path.join(work, "boot.raw"), path)
+                write_atomic(meta, json.dumps({"uuid": fs_uuid}) + "\n")
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+    with open(meta) as handle:
+        return path, json.load(handle)["uuid"]
+
+
+_QEMU_VERSION = {}
+
+
+def qemu_version():
+    if "v" not in _QEMU_VERSION:
+        proc = subprocess.run(["qemu-system-x86_64", "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              universal_newlines=True, check=False)
+        _QEMU_VERSION["v"] = (proc.stdout.splitlines() or ["unknown"])[0]
+    return _QEMU_VERSION["v"]
+
+
+def saved_key(image, accel, args):
+    """What a saved machine depends on: a restore needs the same QEMU, devices, memory, CPUs and accelerator."""
+    text = json.dumps({"v": LAYOUT_VERSION, "image": image["key"], "qemu": qemu_version(), "ports": ROOT_PORTS,
+                       "accel": accel_argv(image["release"], accel), "memory": args.memory, "cpus": args.cpus,
+                       "kernel_args": KERNEL_ARGS}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def saved_state(image, accel, args):
+    """The release's machine booted once and saved (QMP migrate to a file), cached beside its image by
+    saved_key(): {dir, disk, state, meta...}. Made under a lock, so labs starting side by side make it once."""
+    base = os.path.join(image["dir"], "booted-%s" % saved_key(image, accel, args))
+    paths = {"dir": base, "disk": os.path.join(base, "disk.qcow2"), "state": os.path.join(base, "state.bin"),
+             "meta": os.path.join(base, "saved.json")}
+    with file_lock(base + ".lock"):
+        if not os.path.exists(paths["meta"]):
+            save_booted(image, accel, args, paths)
+    with open(paths["meta"]) as handle:
+        paths.update(json.load(handle))
+    return paths
+
+
+def save_booted(image, accel, args, paths):
+    """Boot the release's machine (no NVMe controller), wait for SSH, drop the guest's page cache, then stop it and
+    migrate its state to a file; the disk it booted on becomes the read-only base of every node started from it."""
+    work = tempfile.mkdtemp(prefix="booting-", dir=image["dir"])
+    node = {"name": "saved-" + image["release"], "release": image["release"], "accel": accel, "dir": work,
+            "qmp": os.path.join(work, "qmp.sock"), "pidfile": os.path.join(work, "qemu.pid"),
+            "console": os.path.join(work, "console.log"), "identity_file": lab_key(),
+            "os_overlay": overlay(os.path.join(work, "disk.qcow2"), image["image"], "raw")}
+    log("saving a booted %s machine (once per image, QEMU and machine: %s)" % (image["release"], paths["dir"]))
+    start = time.time()
+    try:
+        with port_lock():
+            node["ssh_port"] = free_port()
+            subprocess.run(qemu_argv(node, image, work, args), check=True, stdin=subprocess.DEVNULL)
+        wait_ssh(node, RELEASES[image["release"]]["boot_timeout"])
+        boot_s = time.time() - start
+        ssh_script(node, "sync; echo 3 > /proc/sys/vm/drop_caches")
+        saving = time.time()
+        qmp(node, "stop")
+        qmp(node, "migrate", {"uri": "exec:cat > %s" % shlex.quote(os.path.join(work, "state.bin"))})
+        deadline = time.time() + 300
+        while True:
+            status = qmp(node, "query-migrate").get("status")
+            if status == "completed":
+                break
+            if status in ("failed", "cancelled") or time.time() > deadline:
+                raise RuntimeError("saving the %s machine: migration %s" % (image["release"], status or "timed out"))
+            time.sleep(0.1)
+        meta = {"release": image["release"], "qemu": qemu_version(), "cold_boot_s": round(boot_s, 1),
+                "save_s": round(time.time() - saving, 1), "state_bytes": os.path.getsize(os.path.join(work, "state.bin"))}
+        stop_node(node)
+        os.chmod(os.path.join(work, "disk.qcow2"), 0o444)  # the base of every node's overlay: never written again
+        write_atomic(os.path.join(work, "saved.json"), json.dumps(meta, indent=2) + "\n")
+        shutil.rmtree(paths["dir"], ignore_errors=True)
+        os.rename(work, paths["dir"])
+    except BaseException:
+        stop_node(node)
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    log("saved the %s machine: SSH after %.1f s, saved in %.1f s (%d MiB)"
+        % (image["release"], meta["cold_boot_s"], meta["save_s"], meta["state_bytes"] >> 20))
+
+
+def start_nodes(specs, images, saved, state, state_dir, args, fabric_ports, models):
+    """Start each node of specs (its overlays, data files, drive-model servers, QEMU): from its release's saved
+    state where ``saved`` has one (QEMU loads it in the background: finish_restore() completes it), else a cold
+    boot. Recorded in state as it goes, so that `down` stops what was started."""
     for name, release in specs:
         ndir = os.path.join(state_dir, name)
         shutil.rmtree(ndir, ignore_errors=True)
         os.makedirs(ndir)
         image = images[release]
-        overlay = os.path.join(ndir, "os.qcow2")
-        subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", image["image"], overlay],
-                       check=True)
+        from_saved = saved.get(release)
+        root = (overlay(os.path.join(ndir, "os.qcow2"), from_saved["disk"], "qcow2") if from_saved
+                else overlay(os.path.join(ndir, "os.qcow2"), image["image"], "raw"))
+        boot = overlay(os.path.join(ndir, "boot.qcow2"), boot_disk(image)[0], "raw")
         data_files = sparse_files(ndir, "data", args.data_drives, args.data_size)
         neighbour_files = sparse_files(ndir, "nbr", args.neighbour_drives, args.neighbour_size)
         node = {"name": name, "release": release, "ssh_port": free_port(), "dir": ndir,
                 "qmp": os.path.join(ndir, "qmp.sock"), "pidfile": os.path.join(ndir, "qemu.pid"),
                 "console": os.path.join(ndir, "console.log"), "identity_file": lab_key(),
-                "os_overlay": overlay, "data_files": data_files, "neighbour_files": neighbour_files,
-                "kernel_version": image["kernel_version"], "accel": state.get("accel", "tcg"),
-                "models": {}}
+                "os_overlay": root, "boot_overlay": boot, "data_files": data_files,
+                "neighbour_files": neighbour_files, "kernel_version": image["kernel_version"],
+                "accel": state.get("accel", "tcg"), "models": {},
+                "start": {"mode": "saved" if from_saved else "cold"}}
         if args.fabric:
             index = len(state["nodes"])
             node["fabric"] = {"port": fabric_ports[index], "peer_port": fabric_ports[1 - index],
@@ -863,13 +1083,71 @@ def start_nodes(specs, images, state, state_dir, args, fabric_ports, models):
         for dev_id, model in sorted(models.items()):
             node["models"][dev_id] = start_model_server(ndir, dev_id, data_files[int(dev_id[4:]) - 1], model)
             save_state(state_dir, state)
-        argv, node["drives"] = qemu_argv(node, image, ndir, args)
+        node["drives"] = drive_plan(node, args)
+        if from_saved:
+            argv = qemu_argv(node, image, ndir, args) + ["-incoming", "exec:cat %s" % shlex.quote(from_saved["state"])]
+        else:
+            argv = qemu_argv(node, image, ndir, args, node["drives"])
         with open(os.path.join(ndir, "qemu.argv"), "w") as handle:
             handle.write(" ".join(argv) + "\n")
+        node["start"]["at"] = time.time()
         subprocess.run(argv, check=True, stdin=subprocess.DEVNULL)
         save_state(state_dir, state)
-        log("started %s (%s, kernel %s) ssh port %d" % (name, release, image["kernel_version"],
-                                                        node["ssh_port"]))
+        log("started %s (%s, kernel %s, %s) ssh port %d"
+            % (name, release, image["kernel_version"], "from the saved state" if from_saved else "cold boot",
+               node["ssh_port"]))
+
+
+def finish_restore(node, timeout=120):
+    """Wait until QEMU has loaded the saved state, run the machine, and hot-add its NVMe controllers."""
+    deadline = time.time() + timeout
+    status = None
+    while True:
+        if not pid_alive(read_pid(node["pidfile"])):
+            raise RuntimeError("%s: QEMU exited loading the saved state (%s=cold boots without it; deleting the "
+                               "booted-* directory beside the image saves it again)" % (node["name"], START_ENV))
+        try:
+            status = qmp(node, "query-status").get("status")
+        except (OSError, ValueError, RuntimeError):
+            status = None  # the monitor is not up yet
+        if status and status != "inmigrate":
+            break
+        if time.time() > deadline:
+            raise RuntimeError("%s: the saved state did not load within %d s (status %s)" % (node["name"], timeout,
+                                                                                         status))
+        time.sleep(0.05)
+    if status != "running":
+        qmp(node, "cont")
+    node["start"]["restored_s"] = round(time.time() - node["start"]["at"], 1)
+    for drive in node["drives"]:
+        attach(node, drive)
+
+
+def attach(node, drive, backend=None):
+    """Hot-add a drive's NVMe controller on its root port: a block node over its bytes (a file, or the nbdkit
+    server of its drive model; ``backend`` names one that exists) and the controller with its serial and
+    properties."""
+    if backend is None:
+        backend = "hp-%s-%d" % (drive["id"], int(time.time() * 1000))
+        model = drive.get("model")
+        source = ({"driver": "nbd", "server": {"type": "unix", "path": model["socket"]}} if model
+                  else {"driver": "file", "filename": drive["backing"]})
+        qmp(node, "blockdev-add", {"driver": drive["format"], "node-name": backend, "file": source})
+    qmp(node, "device_add", dict({"driver": "nvme", "id": drive["id"], "serial": drive["serial"], "drive": backend,
+                                  "bus": drive["bus"]}, **drive.get("props", {})))
+    return backend
+
+
+def node_setup(node, image):
+    """After a node answers on SSH: a restored node gets the time, a machine id and entropy of its own; every node
+    waits for its NVMe drives (each serial with a namespace) and mounts the OS drive on /boot (fstab too, so a
+    reboot mounts it again)."""
+    restored = node["start"]["mode"] == "saved"
+    ssh_script(node, NODE_SETUP_SCRIPT % {
+        "restored": "1" if restored else "",
+        "machine_id": uuid.uuid4().hex, "entropy": os.urandom(64).hex(),
+        "serials": " ".join(d["serial"] for d in node["drives"]), "os": OS_SERIAL,
+        "boot_uuid": boot_disk(image)[1], "timeout": DRIVES_TIMEOUT})
 
 
 def free_udp_port():
@@ -996,7 +1274,7 @@ def down_dir(state_dir, keep_files=False):
         stop_model_servers(node)
         log("stopped %s" % node["name"])
         if not keep_files:
-            for path in [node["os_overlay"]] + node["data_files"] + node.get("neighbour_files", []):
+            for path in [node["os_overlay"], node.get("boot_overlay", "")] + node["data_files"] + node.get("neighbour_files", []):
                 try:
                     os.unlink(path)
                 except OSError:
@@ -1115,7 +1393,7 @@ def hot_add(node, drive_id, wait):
         die("%s %s is plugged in: hot-remove it first" % (node["name"], drive["id"]))
     legacy = [b for b in qmp(node, "query-block") if b.get("device") == "drv-" + drive["id"]]
     if legacy and not legacy[0].get("qdev"):
-        backend = "drv-" + drive["id"]  # the -drive backend outlived its device
+        attach(node, drive, "drv-" + drive["id"])  # the -drive backend outlived its device
     else:
         # QEMU deletes a -drive backend with its device: a new one over the same bytes (an earlier hot-add's
         # backend, detached by a later hot-remove, goes first).
@@ -1125,13 +1403,7 @@ def hot_add(node, drive_id, wait):
                     qmp(node, "blockdev-del", {"node-name": entry["node-name"]})
                 except RuntimeError:
                     pass
-        backend = "hp-%s-%d" % (drive["id"], int(time.time() * 1000))
-        model = drive.get("model")
-        source = ({"driver": "nbd", "server": {"type": "unix", "path": model["socket"]}} if model
-                  else {"driver": "file", "filename": drive["backing"]})
-        qmp(node, "blockdev-add", {"driver": drive["format"], "node-name": backend, "file": source})
-    qmp(node, "device_add", dict({"driver": "nvme", "id": drive["id"], "serial": drive["serial"], "drive": backend,
-                                  "bus": drive["bus"]}, **drive.get("props", {})))
+        attach(node, drive)
     log("%s: device_add %s (%s) on %s" % (node["name"], drive["id"], drive["serial"], drive["bus"]))
     if wait:
         wait_guest_drive(node, drive, present=True)

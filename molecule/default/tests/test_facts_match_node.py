@@ -49,7 +49,7 @@ def test_namespaces_flag_the_os_drive(facts, by_serial):
     namespaces = by_name(facts["nvme"]["namespaces"])
     (os_ns,) = by_serial[OS_SERIAL][1]["namespaces"]
     assert namespaces[os_ns]["is_os_drive"] is True
-    assert "/" in namespaces[os_ns]["mount_points"]
+    assert "/boot" in namespaces[os_ns]["mount_points"]
     assert namespaces[os_ns]["in_use_reason"]
     for serial in DATA_SERIALS:
         for ns, real in by_serial[serial][1]["namespaces"].items():

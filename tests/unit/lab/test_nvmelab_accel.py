@@ -119,11 +119,68 @@ def test_open_kvm_names_a_missing_device(tmp_path):
 def test_qemu_argv_follows_the_verdict(tmp_path, release, accel, expected):
     node = {"name": "node1", "release": release, "accel": accel, "ssh_port": 2222, "qmp": str(tmp_path / "qmp"),
             "pidfile": str(tmp_path / "pid"), "os_overlay": str(tmp_path / "os.qcow2"),
+            "boot_overlay": str(tmp_path / "boot.qcow2"),
             "data_files": [str(tmp_path / "data1"), str(tmp_path / "data2")]}
     image = {"kernel": "vmlinuz", "initrd": "initrd.img", "root_uuid": "u"}
     args = types.SimpleNamespace(memory=2048, cpus=2, max_ioqpairs=8, mdts=7)
-    argv, drives = nvmelab.qemu_argv(node, image, str(tmp_path), args)
+    drives = nvmelab.drive_plan(node, args)
+    argv = nvmelab.qemu_argv(node, image, str(tmp_path), args, drives)
     at = argv.index("-accel")
     assert argv[at:at + len(expected)] == expected
     assert argv.count("-accel") == 1 and ("-cpu" in argv) == (accel == "kvm")
     assert [drive["serial"] for drive in drives] == ["OS0001", "DATA0001", "DATA0002"]
+
+
+# --- starts: the saved machine and the cold boot (pure parts; the lab tiers run both for real) ---
+
+def lab_args(**over):
+    base = dict(memory=2048, cpus=2, max_ioqpairs=8, mdts=7, fabric=False, data_drives=2, neighbour_drives=0)
+    base.update(over)
+    return types.SimpleNamespace(**base)
+
+
+def test_a_node_starts_from_the_saved_machine_unless_it_cannot():
+    assert nvmelab.cold_reason("saved", lab_args()) is None
+    assert nvmelab.cold_reason("saved", lab_args(neighbour_drives=4, data_drives=3)) is None  # 8 drives, 8 ports
+    assert "cold" in nvmelab.cold_reason("cold", lab_args())
+    assert "second NIC" in nvmelab.cold_reason("saved", lab_args(fabric=True))
+    assert "9 NVMe drives" in nvmelab.cold_reason("saved", lab_args(data_drives=8))
+
+
+def test_a_bad_start_request_names_the_value_and_the_choices(capsys):
+    assert nvmelab.requested_start(None) == "saved" and nvmelab.requested_start(" Cold ") == "cold"
+    with pytest.raises(SystemExit):
+        nvmelab.requested_start("warm")
+    assert "NVMELAB_START='warm': give one of saved, cold" in capsys.readouterr().err
+
+
+def test_the_saved_machine_has_no_nvme_controller_and_a_cold_one_has_them_on_its_ports(tmp_path):
+    node = {"name": "node1", "release": "bookworm", "accel": "tcg", "ssh_port": 2222, "qmp": "q", "pidfile": "p",
+            "os_overlay": "os.qcow2", "boot_overlay": "boot.qcow2", "data_files": ["d1", "d2"],
+            "neighbour_files": ["n1"]}
+    image = {"kernel": "vmlinuz", "initrd": "initrd.img", "root_uuid": "u"}
+    drives = nvmelab.drive_plan(node, lab_args())
+    assert [(d["id"], d["serial"], d["bus"]) for d in drives] == [
+        ("os", "OS0001", "rp1"), ("data1", "DATA0001", "rp2"), ("data2", "DATA0002", "rp3"), ("nbr1", "NBR0001", "rp4")]
+    assert drives[1]["props"] == {"max_ioqpairs": 8, "mdts": 7} and drives[0]["os_drive"]
+    saved = nvmelab.qemu_argv(node, image, str(tmp_path), lab_args())
+    cold = nvmelab.qemu_argv(node, image, str(tmp_path), lab_args(), drives)
+    ports = [a for a in saved if a.startswith("pcie-root-port")]
+    assert len(ports) == nvmelab.ROOT_PORTS and [a for a in cold if a.startswith("pcie-root-port")] == ports
+    assert not [a for a in saved if a.startswith("nvme")]
+    assert "virtio-blk-pci,id=root,drive=drv-root" in saved  # the root disk: the same in both
+    assert "nvme,id=data1,serial=DATA0001,drive=drv-data1,bus=rp2,max_ioqpairs=8,mdts=7" in cold
+    assert cold[:len(saved)] == saved  # a cold machine is the saved one plus its controllers
+
+
+def test_the_saved_machine_key_follows_what_a_restore_needs(monkeypatch):
+    monkeypatch.setitem(nvmelab._QEMU_VERSION, "v", "QEMU emulator version 7.2.22")
+    image = {"key": "k", "release": "bookworm"}
+    key = nvmelab.saved_key(image, "tcg", lab_args())
+    assert key == nvmelab.saved_key(image, "tcg", lab_args(data_drives=3))  # drives are hot-added: not in it
+    for other in (nvmelab.saved_key(image, "kvm", lab_args()), nvmelab.saved_key(image, "tcg", lab_args(cpus=1)),
+                  nvmelab.saved_key(image, "tcg", lab_args(memory=4096)),
+                  nvmelab.saved_key(dict(image, key="k2"), "tcg", lab_args())):
+        assert other != key
+    monkeypatch.setitem(nvmelab._QEMU_VERSION, "v", "QEMU emulator version 8.2.2")
+    assert nvmelab.saved_key(image, "tcg", lab_args()) != key
