@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import contextlib
 import json
 import os
 import tempfile
@@ -31,36 +32,32 @@ def _fsync_dir(directory):
         os.close(fd)
 
 
-def write_atomic(path, data, mode=0o644, fsync=True, mover=None, keep_mode=False):
-    """Replace ``path`` with ``data`` (bytes or text).
+@contextlib.contextmanager
+def atomic_output(path, mode=0o644, fsync=True, mover=None, owner=None, binary=False, newline=None):
+    """A handle on a new temporary file beside ``path`` (O_EXCL, a random name) that replaces ``path`` when the
+    block ends without an exception, and is removed when it raises: for writers that stream (the fleet report).
 
-    mode: the new file's mode; with keep_mode, an existing regular destination's mode wins.
+    mode and owner ((uid, gid) or None) are set on the descriptor before the rename, never by name: in a directory
+    another user can write, the temporary name could be a link to another file by then.
     mover: a callable (tmp, path) doing the final move instead of os.rename - AnsibleModule.atomic_move, which keeps
-    an existing destination's owner, group and SELinux context (a user's ds_config stays the user's).
+    an existing destination's SELinux context.
     """
-    if not isinstance(data, bytes):
-        data = data.encode('utf-8')
     directory = os.path.dirname(path) or '.'
-    if keep_mode:
-        try:
-            st = os.lstat(path)
-            if not os.path.islink(path):
-                mode = st.st_mode & 0o7777
-        except OSError:
-            pass
     fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=directory)
     try:
-        with os.fdopen(fd, 'wb') as handle:
-            handle.write(data)
+        if binary:
+            handle = os.fdopen(fd, 'wb')
+        else:
+            handle = os.fdopen(fd, 'w', encoding='utf-8', newline=newline)
+        with handle:
+            yield handle
             handle.flush()
-            # by descriptor: in a directory a user can write, the name could be a symlink by now
             os.fchmod(handle.fileno(), mode)
+            if owner is not None:
+                os.fchown(handle.fileno(), owner[0], owner[1])
             if fsync:
                 os.fsync(handle.fileno())
-        if mover is not None:
-            mover(tmp, path)
-        else:
-            os.rename(tmp, path)
+        (mover or os.rename)(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -69,6 +66,26 @@ def write_atomic(path, data, mode=0o644, fsync=True, mover=None, keep_mode=False
         raise
     if fsync:
         _fsync_dir(directory)
+
+
+def write_atomic(path, data, mode=0o644, fsync=True, mover=None, keep_mode=False, owner=None):
+    """Replace ``path`` with ``data`` (bytes or text).
+
+    mode: the new file's mode; with keep_mode, an existing regular destination's mode wins.
+    owner: (uid, gid) of the new file, set on its descriptor (a user's ds_config stays the user's), or None.
+    mover: as :func:`atomic_output`.
+    """
+    if not isinstance(data, bytes):
+        data = data.encode('utf-8')
+    if keep_mode:
+        try:
+            st = os.lstat(path)
+            if not os.path.islink(path):
+                mode = st.st_mode & 0o7777
+        except OSError:
+            pass
+    with atomic_output(path, mode=mode, fsync=fsync, mover=mover, owner=owner, binary=True) as handle:
+        handle.write(data)
 
 
 def write_json_atomic(path, doc, mode=0o644, fsync=True, pretty=True):

@@ -152,12 +152,10 @@ class ConfigFile(object):
         """``data`` at ``name`` in the directory, through the one atomic writer (owner and group of the file)."""
         fd = self._dir_fd()
         info = self.info
-
-        def mover(tmp, dest):
-            if info is not None:
-                os.chown(tmp, info.st_uid, info.st_gid, follow_symlinks=False)
-            os.rename(tmp, dest)
-        write_atomic('/proc/self/fd/%d/%s' % (fd, name), data, mode=mode, mover=mover)
+        # owner and group set on the new file's descriptor, never by name (a hard link swapped in for the
+        # temporary name in the user's directory would take them)
+        owner = (info.st_uid, info.st_gid) if info is not None else None
+        write_atomic('/proc/self/fd/%d/%s' % (fd, name), data, mode=mode, owner=owner)
 
     def backup(self, now=None):
         """Copy the bytes read to ``<name>.<pid>.<date>@<time>~`` beside the file (as Ansible's backup_local names

@@ -23,11 +23,15 @@ import base64
 import csv
 import io
 import json
+import math
 import os
+import re
+import tempfile
 import time
 import zlib
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import repeats
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.atomic_file import atomic_output
 
 SCHEMA = 'ai_storage.checkpoint_io.fleet_report'
 SCHEMA_VERSION = 1
@@ -37,6 +41,8 @@ MIB = 1024 ** 2
 GIB = 1024 ** 3
 SERIES_POINTS = 40          # thermal samples kept per drive in the page (evenly picked, first and last kept)
 CHUNK = 200                 # node details per compressed chunk in the page
+CONTROL_RE = re.compile(r'[\x00-\x1f\x7f-\x9f\u2028\u2029]')  # no line break or control character in a CSV cell
+FORMULA_LEADS = ('=', '+', '-', '@')  # a spreadsheet reads a cell starting so as a formula (OWASP: CSV injection)
 
 # The settings the roles manage, their target variable (role defaults), and how a found value is read.
 DEFAULT_TARGETS = {
@@ -76,7 +82,7 @@ def _size(value):
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return int(value)
+        return int(value) if math.isfinite(value) else None
     text = str(value).strip().lower()
     mult = {'k': 1024, 'm': MIB, 'g': GIB}
     for suffix in ('kib', 'mib', 'gib', 'k', 'm', 'g', 'b'):
@@ -92,7 +98,8 @@ def _num(value):
         value = value.get('median')
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value)
+    value = float(value)
+    return value if math.isfinite(value) else None
 
 
 def _dict(value):
@@ -454,17 +461,61 @@ def iter_cache(cache_dir, prefix=''):
         seen.add(host)
         with open(path, 'rb') as handle:
             try:
-                doc = json.loads(handle.read().decode('utf-8'))
-            except ValueError:
-                yield host, {'__unreadable__': name}
+                doc = strict_json(handle.read().decode('utf-8'))
+            except ValueError as exc:
+                yield host, {'__unreadable__': name, '__why__': str(exc)}
                 continue
         if isinstance(doc, dict) and '__payload__' in doc:
             payload = doc['__payload__']
             try:
-                doc = json.loads(payload) if isinstance(payload, str) else payload
-            except ValueError:
-                doc = {'__unreadable__': name}
+                doc = strict_json(payload) if isinstance(payload, str) else payload
+            except ValueError as exc:
+                doc = {'__unreadable__': name, '__why__': str(exc)}
         yield host, doc
+
+
+def _not_json_number(text):
+    raise ValueError('%s is not a number JSON allows' % text)
+
+
+def _finite(text):
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError('%s is out of range for a number' % text)
+    return value
+
+
+def strict_json(text):
+    """A JSON document as RFC 8259 has it: NaN, Infinity and numbers beyond a float's range refused (ValueError),
+    where Python's json would take them (and the report's JSON and page could not carry them)."""
+    return json.loads(text, parse_constant=_not_json_number, parse_float=_finite)
+
+
+def csv_cell(value):
+    """A value as one safe CSV cell (the one escaping helper of every CSV the collection writes): numbers and None
+    as they are; text with its line breaks and other control characters made spaces, and a leading = + - @ (a
+    formula to a spreadsheet: a node or a drive controls these strings) behind a single quote."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    text = CONTROL_RE.sub(' ', str(value))
+    if text[:1] in FORMULA_LEADS:
+        text = "'" + text
+    return text
+
+
+def csv_row(values):
+    return [csv_cell(value) for value in values]
+
+
+def failed_record(host, exc):
+    """The record of a node whose document cannot be reported (a list where a name was expected, a number no
+    float holds): the node is named, with what went wrong, and the report goes on with the others."""
+    row = dict((key, None) for key in ROW_KEYS)
+    row.update({'host': str(host), 'status': 'error', 'errors': 1, 'warnings': 0, 'infos': 0, 'drifted': 0,
+                'data_drives': 0, 'throttled': 0, 'outlier': False})
+    finding = _finding('error', None, 'the facts of %s cannot be reported (%s: %s)' % (
+        host, type(exc).__name__, str(exc)[:200]), 'gather the host again; if it persists, its facts are malformed')
+    return {'row': row, 'drives': [], 'drift': [], 'findings': [finding], 'curve': [], 'thermal': {}}
 
 
 def side_document(directory, host):
@@ -483,6 +534,23 @@ def side_document(directory, host):
     return doc if isinstance(doc, dict) else None
 
 
+def _record(host, doc, targets, now, stale_hours, verify_dir, compression_dir):
+    """node_record() of one (host, document), with the documents beside the facts and an unreadable cache file
+    reported as the node's error."""
+    verify = side_document(verify_dir, host)
+    compression = side_document(compression_dir, host)
+    if compression is not None and isinstance(doc, dict) and not doc.get('checkpoint_io_compression'):
+        doc = dict(doc, checkpoint_io_compression=compression)
+    record = node_record(host, doc, targets, now, stale_hours, verify)
+    if isinstance(doc, dict) and doc.get('__unreadable__'):
+        why = (': %s' % doc['__why__']) if doc.get('__why__') else ''
+        record['findings'].insert(0, _finding('error', None, 'cache file %s is not JSON%s' % (
+            doc['__unreadable__'], why), 'gather the host again'))
+        record['row']['errors'] += 1
+        record['row']['status'] = 'error'
+    return record
+
+
 def build(nodes, out_dir, name='fleet_report', targets=None, plan_args=None, previous=None, stale_hours=24.0,
           outlier_fraction=0.8, verify_dir=None, now=None, title='Checkpoint I/O fleet report', source=None,
           compression_dir=None):
@@ -492,64 +560,56 @@ def build(nodes, out_dir, name='fleet_report', targets=None, plan_args=None, pre
     now = now or time.time()
     paths = dict((k, os.path.join(out_dir, name + suffix)) for k, suffix in (
         ('html', '.html'), ('json', '.json'), ('nodes_csv', '_nodes.csv'), ('drives_csv', '_drives.csv')))
-    tmp_details = os.path.join(out_dir, '.%s.details.tmp' % name)
     rows, chunks, pending = [], [], []
-    with open(tmp_details, 'w') as details, open(paths['drives_csv'] + '.tmp', 'w', newline='') as drives_file:
-        drives_csv = csv.writer(drives_file)
-        drives_csv.writerow(DRIVE_CSV)
-        for host, doc in nodes:
-            verify = side_document(verify_dir, host)
-            compression = side_document(compression_dir, host)
-            if compression is not None and isinstance(doc, dict) and not doc.get('checkpoint_io_compression'):
-                doc = dict(doc, checkpoint_io_compression=compression)
-            record = node_record(host, doc, targets, now, stale_hours, verify)
-            if isinstance(doc, dict) and doc.get('__unreadable__'):
-                record['findings'].insert(0, _finding('error', None, 'cache file %s is not JSON' % doc['__unreadable__'],
-                                                      'gather the host again'))
-                record['row']['errors'] += 1
-                record['row']['status'] = 'error'
-            rows.append(record['row'])
-            details.write(_compact({'drives': record['drives'], 'drift': record['drift'],
-                                    'findings': record['findings'], 'curve': record['curve'],
-                                    'thermal': record['thermal']}) + '\n')
-            for d in record['drives']:
-                drives_csv.writerow([host] + [d.get(k) for k in DRIVE_CSV[1:]])
-            pending.append(detail_of(record))
-            if len(pending) == CHUNK:
+    # every file through atomic_output (a new file with a random name, O_EXCL, renamed over the report's name):
+    # nothing is opened through a name that exists, so a link planted in out_dir is replaced, never followed
+    with tempfile.TemporaryFile('w+', encoding='utf-8', dir=out_dir) as details:
+        with atomic_output(paths['drives_csv'], newline='') as drives_file:
+            drives_csv = csv.writer(drives_file)
+            drives_csv.writerow(DRIVE_CSV)
+            for host, doc in nodes:
+                try:
+                    record = _record(host, doc, targets, now, stale_hours, verify_dir, compression_dir)
+                except Exception as exc:  # pylint: disable=broad-except
+                    # a node's document is data the node controls: one that breaks the reader fails that node
+                    record = failed_record(host, exc)
+                rows.append(record['row'])
+                details.write(_compact({'drives': record['drives'], 'drift': record['drift'],
+                                        'findings': record['findings'], 'curve': record['curve'],
+                                        'thermal': record['thermal']}) + '\n')
+                for d in record['drives']:
+                    drives_csv.writerow(csv_row([host] + [d.get(k) for k in DRIVE_CSV[1:]]))
+                pending.append(detail_of(record))
+                if len(pending) == CHUNK:
+                    chunks.append(_pack(pending))
+                    pending = []
+            if pending:
                 chunks.append(_pack(pending))
-                pending = []
-        if pending:
-            chunks.append(_pack(pending))
-    os.rename(paths['drives_csv'] + '.tmp', paths['drives_csv'])
-    fleet = overview(rows, outlier_fraction)
-    plan = fleet_plan(rows, plan_args)
-    delta = changes(rows, previous)
-    header = {'schema': SCHEMA, 'schema_version': SCHEMA_VERSION, 'title': title,
-              'generated_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now)), 'source': source,
-              'fleet': fleet, 'plan': plan, 'changes': delta}
+        fleet = overview(rows, outlier_fraction)
+        plan = fleet_plan(rows, plan_args)
+        delta = changes(rows, previous)
+        header = {'schema': SCHEMA, 'schema_version': SCHEMA_VERSION, 'title': title,
+                  'generated_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now)), 'source': source,
+                  'fleet': fleet, 'plan': plan, 'changes': delta}
+        details.seek(0)
+        with atomic_output(paths['json']) as out:
+            text = _compact(header)
+            out.write(text[:-1] + ',"nodes":[')
+            for i, (row, line) in enumerate(zip(rows, details)):
+                node = json.loads(line)
+                node.update(row)
+                out.write((',' if i else '') + _compact(node))
+            out.write(']}\n')
 
-    with open(paths['json'] + '.tmp', 'w') as out, open(tmp_details) as details:
-        text = _compact(header)
-        out.write(text[:-1] + ',"nodes":[')
-        for i, (row, line) in enumerate(zip(rows, details)):
-            node = json.loads(line)
-            node.update(row)
-            out.write((',' if i else '') + _compact(node))
-        out.write(']}\n')
-    os.rename(paths['json'] + '.tmp', paths['json'])
-    os.unlink(tmp_details)
-
-    with open(paths['nodes_csv'] + '.tmp', 'w', newline='') as handle:
+    with atomic_output(paths['nodes_csv'], newline='') as handle:
         writer = csv.writer(handle)
         writer.writerow(NODE_CSV)
         for row in rows:
-            writer.writerow([row.get(k) for k in NODE_CSV])
-    os.rename(paths['nodes_csv'] + '.tmp', paths['nodes_csv'])
+            writer.writerow(csv_row([row.get(k) for k in NODE_CSV]))
 
     page = {'h': header, 'k': list(ROW_KEYS), 'r': [[row[k] for k in ROW_KEYS] for row in rows], 'n': CHUNK}
-    with open(paths['html'] + '.tmp', 'w') as out:
+    with atomic_output(paths['html']) as out:
         out.write(fleet_report_html.render(title, _script_json(_compact(page)), chunks))
-    os.rename(paths['html'] + '.tmp', paths['html'])
     lines = summary_lines(fleet, rows, plan, delta)
     return {'paths': paths, 'overview': fleet, 'plan': plan, 'changes': delta, 'summary': lines,
             'nodes': len(rows), 'html_bytes': os.path.getsize(paths['html'])}

@@ -49,7 +49,16 @@ options:
     type: str
     default: ''
   out_dir:
-    description: The directory the report is written to (absolute; made when missing).
+    description:
+      - The directory the report is written to (absolute; made when missing).
+      - It must not be a symlink, must belong to the user running the module or root, and must not be writable by
+        its group or others; every ancestor must belong to that user or root and be writable by others only with
+        the sticky bit (as C(/tmp)). Each file is written to a new file with a random name (C(O_EXCL)) and renamed
+        over the report's name, so a link planted in the directory is replaced, never followed.
+      - CSV cells never hold a line break or control character, and a cell starting with C(=), C(+), C(-) or
+        C(@) (a formula to a spreadsheet) is written behind a single quote.
+      - A host whose cached facts cannot be read or reported (not JSON, C(NaN) or C(Infinity), a value of the wrong
+        kind) is reported by name with an error; the other hosts are reported as usual.
     type: path
     required: true
   name:
@@ -169,25 +178,53 @@ def _number(value):
     return number
 
 
+def _owner_problem(path, info, what):
+    """Why a directory on the way to the report is unsafe: someone other than this user or root owns it, or others
+    may write in it without the sticky bit (they could rename what is in it, or plant the next component)."""
+    if info.st_uid not in (0, os.geteuid()):
+        return 'out_dir: %s %r belongs to uid %d, not to this user (uid %d) or root' % (
+            what, path, info.st_uid, os.geteuid())
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not info.st_mode & stat.S_ISVTX:
+        return 'out_dir: %s %r is writable by its group or every user (mode %o) without the sticky bit' % (
+            what, path, stat.S_IMODE(info.st_mode))
+    return None
+
+
 def out_dir_problem(path):
-    """Why the report must not be written in ``path`` (None when it may): a symlink, not a directory, or a
-    directory others can write without the sticky bit (they could swap the files under the writer)."""
+    """Why the report must not be written in ``path`` (None when it may): a symlink, not a directory, a directory
+    another user owns or its group or others can write, or an ancestor another user owns or others can write
+    without the sticky bit. A directory yet to be made is judged by the ancestors that exist."""
     try:
         units.check_path_limits(path, 'out_dir')
     except ValueError as exc:
         return str(exc)
+    path = os.path.normpath(path)
     try:
         info = os.lstat(path)
     except OSError:
-        parent = os.path.dirname(path.rstrip('/'))
-        return None if parent and parent != path else 'out_dir: %r cannot be made' % path
-    if stat.S_ISLNK(info.st_mode):
-        return 'out_dir: %r is a symlink; name the directory itself' % path
-    if not stat.S_ISDIR(info.st_mode):
-        return 'out_dir: %r exists and is not a directory' % path
-    if info.st_mode & stat.S_IWOTH and not info.st_mode & stat.S_ISVTX:
-        return 'out_dir: %r is writable by every user (mode %o); use a directory only its owner writes' % (
-            path, stat.S_IMODE(info.st_mode))
+        info = None
+    if info is not None:
+        if stat.S_ISLNK(info.st_mode):
+            return 'out_dir: %r is a symlink; name the directory itself' % path
+        if not stat.S_ISDIR(info.st_mode):
+            return 'out_dir: %r exists and is not a directory' % path
+        problem = _owner_problem(path, info, 'the directory')
+        if problem:
+            return problem
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return 'out_dir: %r is writable by its group or every user (mode %o); use a directory only its owner ' \
+                   'writes' % (path, stat.S_IMODE(info.st_mode))
+    # the ancestors as they are reached (links resolved: a link is as safe as the directories it leads through)
+    parent = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+    while parent != os.path.dirname(parent):
+        parent = os.path.dirname(parent)
+        try:
+            above = os.lstat(parent)
+        except OSError:
+            continue  # made by this run (os.makedirs), from the nearest ancestor that exists
+        problem = _owner_problem(parent, above, 'its ancestor')
+        if problem:
+            return problem
     return None
 
 
@@ -274,6 +311,9 @@ def main():
             scratch = out_dir = tempfile.mkdtemp(prefix='fleet_report.')
         elif not os.path.isdir(out_dir):
             os.makedirs(out_dir, 0o755)
+            problem = out_dir_problem(out_dir)  # made now: its own, unless another user raced to make it first
+            if problem:
+                module.fail_json(msg=problem)
         result = fleet_report.build(
             fleet_report.iter_cache(p['cache_dir'], p['cache_prefix']), out_dir, name=p['name'],
             targets=p['targets'], plan_args=p['plan'], previous=previous, stale_hours=p['stale_hours'],

@@ -483,6 +483,28 @@ MODULES = {
             'devfs_root': TEST_ROOT, 'procfs_root': TEST_ROOT, 'sysfs_root': TEST_ROOT,
         },
     },
+    'checkpoint_dir': {
+        # the training user's directory below a root-owned base, made through no link (issue 31, finding 1)
+        'base': {'path': '{tmp}/ckpt', 'base': '{tmp}', 'owner': 'root'},
+        'control': 'accept',
+        'options': {
+            'path': {'path': 'dir', 'null': 'refuse',
+                     'accept': {'missing': "made below the base: the directories on the way root's, mode 0755",
+                                'other_writable': 'the directory asked for: its mode set to the one asked, by '
+                                                  'descriptor'},
+                     'extra': [{'kind': 'outside', 'value': '/etc/ckpt', 'expect_in': 'nor below it'},
+                               {'kind': 'dotdot', 'value': '{tmp}/../etc', 'expect_in': 'holds . or ..'}]},
+            'base': {'path': 'dir', 'null': 'refuse',
+                     'refuse': {'spaces': None, 'nonascii': None, 'newline': None, 'colon': None}},
+            'owner': {'extra': [{'kind': 'no_such_user', 'value': 'no-such-user-31', 'expect_in': 'no-such-user-31'}]},
+            'group': {'accept': {'empty': "the owner's primary group", 'null': "the owner's primary group"},
+                      'extra': [{'kind': 'no_such_group', 'value': 'no-such-group-31',
+                                 'expect_in': 'no-such-group-31'}]},
+            'mode': {'extra': [{'kind': 'not_octal', 'value': '0759'},
+                               {'kind': 'yaml_number', 'value': 488, 'expect': 'accept',
+                                'reason': 'the number YAML makes of an unquoted 0750'}]},
+        },
+    },
     'fleet_report': {
         # runs on the controller (delegate_to: localhost); reads a fact cache, writes the report's four files
         'base': {'cache_dir': '{tmp}/adir', 'out_dir': '{tmp}/report'},

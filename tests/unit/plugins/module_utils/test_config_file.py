@@ -247,3 +247,30 @@ def test_the_atomic_writer_sets_the_mode_by_descriptor(tree, monkeypatch):
     monkeypatch.setattr(atomic_file.os, 'fsync', swap_then_fsync)
     atomic_file.write_atomic(os.path.join(home, 'ds.json'), '{}\n', mode=0o644)
     assert stat.S_IMODE(os.stat(victim).st_mode) == 0o600
+
+
+def test_the_owner_is_set_by_descriptor_so_a_hard_link_swapped_in_takes_nothing(tree, monkeypatch):
+    """Issue 31, finding 4: the user's ds_config is rewritten as the user's. Where fs.protected_hardlinks=0 the user
+    can replace the writer's temporary name with a hard link to /etc/shadow before the chown: a chown by name then
+    hands the root file to the user. The owner must be set on the descriptor, before the name can be swapped."""
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import atomic_file
+    victim = _file(tree / 'home' / 'shadow', 'secret\n', mode=0o600)  # same filesystem: a hard link can be made
+    path = _file(tree / 'home' / 'train' / 'ds.json', '{"a": 1}\n', uid=USER, mode=0o640)
+    home = str(tree / 'home' / 'train')
+    real_fsync = os.fsync
+
+    def swap_then_fsync(fd):
+        for name in os.listdir(home):
+            if name.startswith('.ds.json.'):
+                os.unlink(os.path.join(home, name))
+                os.link(victim, os.path.join(home, name))
+        return real_fsync(fd)
+    config = open_config(path, what='ds_config')
+    try:
+        monkeypatch.setattr(atomic_file.os, 'fsync', swap_then_fsync)
+        config.write('{"a": 2}\n')
+    finally:
+        monkeypatch.undo()
+        config.close()
+    info = os.stat(victim)
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (0, 0, 0o600)

@@ -192,3 +192,88 @@ def test_compression_results_read_beside_the_facts(base, tmp_path):
     assert (nodes['a']['compression_ratio'], nodes['a']['compression_codec']) == (1.31, 'zstd')
     assert (nodes['b']['compression_ratio'], nodes['b']['compression_codec']) == (1.2, 'huffman')
     assert nodes['c']['compression_ratio'] is None
+
+
+# --- what a node, a drive or another user controls (issue 31, finding 5) ---
+
+def test_a_csv_cell_holds_no_line_break_and_no_formula():
+    assert fr.csv_cell('=HYPERLINK("http://x","y")') == '\'=HYPERLINK("http://x","y")'
+    for lead in '+-@':
+        assert fr.csv_cell(lead + 'cmd') == "'" + lead + 'cmd'
+    assert fr.csv_cell('QEMU\nRUN+="x"\r\u2028') == 'QEMU RUN+="x"  '
+    assert fr.csv_cell('\n=1') == ' =1'  # a break made a space: no longer a formula's first character
+    assert [fr.csv_cell(v) for v in (None, True, -3, -1.5, 'ok')] == [None, True, -3, -1.5, 'ok']
+
+
+def test_hostile_strings_in_facts_stay_in_their_cell(base, tmp_path):
+    doc = _doc(base, **{'nvme.controllers.1.model': '=cmd|" /C calc"!A0\nhost2,evil,row',
+                        'nvme.controllers.1.serial': '@SUM(1+1)'})
+    out = tmp_path / 'out'
+    out.mkdir()
+    result = fr.build([('-n1\n=x', doc)], str(out), now=NOW)
+    with open(result['paths']['drives_csv'], newline='') as handle:
+        rows = list(csv.reader(handle))
+    with open(result['paths']['nodes_csv'], newline='') as handle:
+        nodes = list(csv.reader(handle))
+    assert len(nodes) == 2 and nodes[1][0] == "'-n1 =x"
+    assert len(rows) == 1 + len(base['nvme']['controllers'])  # the header, one row per drive: no row injected
+    cells = [cell for row in rows[1:] for cell in row]
+    assert not [c for c in cells if (c and c[0] in '=+-@') or '\n' in c]
+    assert '\'=cmd|" /C calc"!A0 host2,evil,row' in cells and "'@SUM(1+1)" in cells
+
+
+def test_one_bad_node_is_named_and_the_others_reported(base, tmp_path):
+    cache = tmp_path / 'cache'
+    cache.mkdir()
+    good = json.dumps(_doc(base))
+    (cache / 'good').write_text(good)
+    (cache / 'inf').write_text(good.replace('"mdts_bytes": 524288', '"mdts_bytes": 1e999', 1))
+    (cache / 'nan').write_text(good.replace('"mdts_bytes": 524288', '"mdts_bytes": NaN', 1))
+    (cache / 's1_wrapped_inf').write_text(json.dumps({'__payload__': good.replace('524288', 'Infinity', 1)}))
+    listed = _doc(base, **{'nvme.controllers.1.name': ['nvme1']})  # a list where a name is expected
+    (cache / 'listed').write_text(json.dumps(listed))
+    assert '524288' in good
+    out = tmp_path / 'out'
+    out.mkdir()
+    result = fr.build(fr.iter_cache(str(cache)), str(out), now=NOW)
+    with open(result['paths']['json']) as handle:
+        nodes = dict((n['host'], n) for n in json.load(handle)['nodes'])
+    assert sorted(nodes) == ['good', 'inf', 'listed', 'nan', 'wrapped_inf'] and result['nodes'] == 5
+    assert nodes['good']['status'] != 'error' or nodes['good']['errors'] == 1  # the fake node's own finding
+    for host, words in (('inf', 'out of range'), ('nan', 'NaN is not a number'), ('wrapped_inf', 'Infinity'),
+                        ('listed', 'the facts of listed cannot be reported (TypeError')):
+        assert nodes[host]['status'] == 'error', host
+        assert words in nodes[host]['findings'][0]['message'], (host, nodes[host]['findings'][0])
+    with open(result['paths']['html']) as handle:
+        assert 'NaN' not in handle.read().replace('"NaN is not', '')
+
+
+def test_a_link_planted_in_the_report_directory_is_replaced_not_followed(base, tmp_path):
+    out = tmp_path / 'out'
+    out.mkdir()
+    victim = tmp_path / 'shadow'
+    victim.write_text('root:secret\n')
+    for name in ('fleet_report.json', 'fleet_report.json.tmp', 'fleet_report_nodes.csv.tmp',
+                 '.fleet_report.details.tmp', 'fleet_report.html'):
+        os.symlink(str(victim), str(out / name))
+    result = fr.build([('n1', _doc(base))], str(out), now=NOW)
+    assert victim.read_text() == 'root:secret\n'
+    assert not os.path.islink(result['paths']['json']) and not os.path.islink(result['paths']['html'])
+    with open(result['paths']['json']) as handle:
+        assert json.load(handle)['nodes'][0]['host'] == 'n1'
+    left = sorted(p.name for p in out.iterdir())
+    assert left == sorted(['fleet_report.json', 'fleet_report.json.tmp', 'fleet_report_nodes.csv.tmp',
+                           '.fleet_report.details.tmp', 'fleet_report.html', 'fleet_report_nodes.csv',
+                           'fleet_report_drives.csv'])  # no temporary file left behind
+
+
+def test_a_failed_write_leaves_no_temporary_file(base, tmp_path):
+    out = tmp_path / 'out'
+    out.mkdir()
+
+    def nodes():
+        yield 'n1', _doc(base)
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        fr.build(nodes(), str(out), now=NOW)
+    assert list(out.iterdir()) == []
