@@ -28,6 +28,8 @@ import math
 import re
 import uuid
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import udev
+
 TRANSPORTS = ("tcp", "rdma")
 QUEUE_SIZE_MIN = 16
 QUEUE_SIZE_MAX = 1024
@@ -61,6 +63,11 @@ def nqn_problem(nqn, what="nqn"):
         return "%s: %r is %d bytes; an NQN is at most %d" % (what, nqn, size, NQN_MAX_BYTES)
     if not _PRINTABLE.match(nqn):
         return "%s: %r has a blank, a control or a non-ASCII character; an NQN has none" % (what, nqn)
+    unsafe = udev.MATCH_UNSAFE.search(nqn)
+    if unsafe:
+        return ("%s: %r holds %r: the collection writes NQNs into a udev rule and nvme-cli's files, where a quote, "
+                "a backslash or * ? [ ] | would change what they mean; an NQN here has none" % (what, nqn,
+                                                                                             unsafe.group(0)))
     if nqn.startswith("nqn.2014-08.org.nvmexpress:uuid:"):
         if not _NQN_UUID.match(nqn):
             return "%s: %r: the UUID form is nqn.2014-08.org.nvmexpress:uuid:<8-4-4-4-12 hex digits>" % (what, nqn)

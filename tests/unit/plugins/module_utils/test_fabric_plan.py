@@ -106,6 +106,10 @@ def test_good_nqns(nqn):
     ("nqn.2016-06.io.spdk:" + "x" * 210, "bytes; an NQN is at most 223"),
     ("", "is not an NQN"),
     (None, "is not an NQN"),
+    # issue 31, finding 2: learned from a discovery controller, written into a udev rule
+    ('nqn.2016-06.io.spdk:a",RUN+="/bin/x', "holds '\"'"),
+    ("nqn.2016-06.io.spdk:a\\b", "holds '\\\\'"),
+    ("nqn.2016-06.io.spdk:cnode*", "holds '*'"),
 ])
 def test_bad_nqns(nqn, message):
     assert message in fp.nqn_problem(nqn)
