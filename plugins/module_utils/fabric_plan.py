@@ -66,8 +66,8 @@ def nqn_problem(nqn, what="nqn"):
     unsafe = udev.MATCH_UNSAFE.search(nqn)
     if unsafe:
         return ("%s: %r holds %r: the collection writes NQNs into a udev rule and nvme-cli's files, where a quote, "
-                "a backslash or * ? [ ] | would change what they mean; an NQN here has none" % (what, nqn,
-                                                                                             unsafe.group(0)))
+                "a backslash or * ? [ ] | would change what they mean; an NQN here has none"
+                % (what, nqn, unsafe.group(0)))
     if nqn.startswith("nqn.2014-08.org.nvmexpress:uuid:"):
         if not _NQN_UUID.match(nqn):
             return "%s: %r: the UUID form is nqn.2014-08.org.nvmexpress:uuid:<8-4-4-4-12 hex digits>" % (what, nqn)

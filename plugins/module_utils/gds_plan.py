@@ -312,6 +312,8 @@ def override_files(gds):
     overrides = (gds or {}).get('overrides') or {}
     found = []
     for item in overrides.get('env_sources') or []:
+        if not override_trusted(item, overrides.get('training_uid')):
+            continue  # ignored_overrides() names it
         found.append({'path': item['value'],
                       'source': 'CUFILE_ENV_PATH_JSON=%s in %s' % (item['value'], item['path'])})
     if overrides.get('env_path_json'):
@@ -326,6 +328,30 @@ def override_files(gds):
     return unique
 
 
+def override_trusted(item, training_uid):
+    """Whether root may edit the file an environment names: a root-owned file or a root process named it, or the file
+    is the training user's own. A user's dotfile or process naming a file of root (/etc/docker/daemon.json) is not
+    followed: any local user could pick a root file for root to edit."""
+    if item.get('trusted') is True:
+        return True
+    return training_uid is not None and item.get('target_uid') == training_uid
+
+
+def ignored_overrides(gds):
+    """[{path, source, reason}]: the CUFILE_ENV_PATH_JSON files named from a source a user controls, which the role
+    does not edit (the role warns with each)."""
+    overrides = (gds or {}).get('overrides') or {}
+    out = []
+    for item in overrides.get('env_sources') or []:
+        if override_trusted(item, overrides.get('training_uid')):
+            continue
+        out.append({'path': item['value'], 'source': 'CUFILE_ENV_PATH_JSON=%s in %s' % (item['value'], item['path']),
+                    'reason': '%s names it and the file is not the training user\'s (owner uid %s): the role does '
+                              'not edit a file a user picked; align it by hand or name it in the inventory'
+                              % (item['path'], item.get('target_uid'))})
+    return out
+
+
 def role_plan(gds, fstype, want, policy, block_size, ranks, depth, poll_mode=None, allow_compat=None):
     """Everything the gds role decides for one node: the mode and why, the platform checks, the cufile.json keys,
     the override files, and ``policy_failure`` (the message that fails the node under ``required``, or None)."""
@@ -337,4 +363,4 @@ def role_plan(gds, fstype, want, policy, block_size, ranks, depth, poll_mode=Non
         failure = ('gds_policy is required but GPUDirect Storage is not possible on this node: %s. Fix that, or set '
                    'gds_policy: preferred to continue without it (DeepSpeed keeps use_gds false)' % decided['reason'])
     return dict(decided, checks=platform_checks(gds), cufile=targets, overrides=override_files(gds),
-                policy=policy, policy_failure=failure)
+                ignored_overrides=ignored_overrides(gds), policy=policy, policy_failure=failure)

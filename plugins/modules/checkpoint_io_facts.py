@@ -1301,7 +1301,8 @@ ansible_facts:
                 env_sources:
                   description: Where C(CUFILE_ENV_PATH_JSON) is set for the training user's processes - /etc/environment,
                     profile scripts, systemd service units, the user's shell start-up files (read without following a
-                    link), running processes' environments.
+                    link), the environments of running processes of root and the training user (other users'
+                    processes are not read).
                   type: list
                   elements: dict
                   returned: always
@@ -1319,12 +1320,28 @@ ansible_facts:
                     comm:
                       description: The process's name (V(process) only).
                       type: str
+                    uid:
+                      description: The owner of the file, or of the process, that sets it.
+                      type: int
+                    trusted:
+                      description: Whether root alone controls the source (a root-owned file, a root process). The
+                        gds role edits a file named from an untrusted source only when the file is the training
+                        user's own.
+                      type: bool
+                    target_uid:
+                      description: The owner of the file it names (V(null) when missing).
+                      type: int
                 notes:
                   description: What each override bypasses.
                   type: list
                   elements: str
                   returned: always
                   sample: []
+                training_uid:
+                  description: The training user's uid (V(null) when unknown on the node).
+                  type: int
+                  returned: always
+                  sample: 1000
             gpu_pci:
               description: PCI addresses of the NVIDIA GPUs (C(/proc/driver/nvidia/gpus)).
               type: list

@@ -252,27 +252,54 @@ def _expand_home(value, home):
     return value.replace('${HOME}', home).replace('$HOME', home)
 
 
+def _owner(path):
+    try:
+        return os.lstat(path).st_uid
+    except OSError:
+        return None
+
+
+def _training_uid(user):
+    try:
+        return pwd.getpwnam(user).pw_uid if user else None
+    except KeyError:
+        return None
+
+
 def env_sources(ctx, training_user=None):
     """Where CUFILE_ENV_PATH_JSON is set for the training user's processes: /etc/environment, profile scripts,
-    systemd service units, the user's shell start-up files, and live processes' environments."""
+    systemd service units, the user's shell start-up files, and the environments of live processes of root and the
+    training user (another user's processes run nothing of the training job, and any user can start one naming a
+    root file). Each entry says whether root alone controls its source (``trusted``: a root-owned file, a root
+    process) and who owns the file it names (``target_uid``): gds_plan.override_files edits a file a user could
+    have named only when it is that user's own."""
     paths = [ctx.etc(name) for name in ENV_FILES]
     for pattern in ENV_GLOBS:
         paths.extend(sorted(glob.glob(ctx.etc(pattern))))
     home = _home(training_user)
+    training_uid = _training_uid(training_user)
     if home:
         paths.extend(os.path.join(home, name) for name in HOME_FILES)
     found = []
     for path in paths:
+        owner = _owner(path)
         for line in (_read_nofollow(path) or '').splitlines():
             if not line.strip().startswith(COMMENT_PREFIXES):
-                found.extend({'source': 'file', 'path': path, 'value': _expand_home(value, home)}
-                             for value in ENV_RE.findall(line))
+                for value in ENV_RE.findall(line):
+                    value = _expand_home(value, home)
+                    found.append({'source': 'file', 'path': path, 'value': value, 'uid': owner,
+                                  'trusted': owner == 0, 'target_uid': _owner(value)})
     for pid in sorted((p for p in listdir(ctx.proc()) if p.isdigit()), key=int)[:MAX_PROCS]:
+        uid = _owner(ctx.proc(pid))
+        if uid != 0 and (training_uid is None or uid != training_uid):
+            continue
         text = _read_nofollow(ctx.proc(pid, 'environ'))
         for item in (text or '').split('\0'):
             if item.startswith(ENV_OVERRIDE + '='):
-                found.append({'source': 'process', 'path': ctx.proc(pid, 'environ'), 'value': item.split('=', 1)[1],
-                              'comm': read_str(ctx.proc(pid, 'comm'))})
+                value = item.split('=', 1)[1]
+                found.append({'source': 'process', 'path': ctx.proc(pid, 'environ'), 'value': value,
+                              'comm': read_str(ctx.proc(pid, 'comm')), 'uid': uid, 'trusted': uid == 0,
+                              'target_uid': _owner(value)})
     return found
 
 
@@ -423,7 +450,7 @@ def collect(ctx, job_dirs=None, training_user=None):
         notes.append('%s=%s in %s: %s that file instead of /etc/cufile.json'
                      % (ENV_OVERRIDE, item['value'], item['path'], who))
     facts['overrides'] = {'env_path_json': env_path, 'env_file': env_file, 'local_cufile_json': locals_,
-                          'env_sources': sources, 'notes': notes}
+                          'env_sources': sources, 'notes': notes, 'training_uid': _training_uid(training_user)}
 
     if env_file and env_file['properties'] is not None:
         effective, source = env_file['properties'], env_path

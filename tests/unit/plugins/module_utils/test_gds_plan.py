@@ -288,9 +288,28 @@ def test_gds_errors_name_the_value_and_the_limit(args, expected):
 
 
 # ----------------------------------------------------------------------------- override_files and role_plan
+def test_a_file_a_user_named_is_edited_only_when_it_is_that_users():
+    """Issue 31, finding 3: `env CUFILE_ENV_PATH_JSON=/etc/docker/daemon.json sleep 1d` (or the line in a dotfile)
+    must not make root edit daemon.json; the training user's own file, named from its dotfile, is aligned."""
+    sources = [{'source': 'process', 'path': '/proc/9/environ', 'value': '/etc/docker/daemon.json', 'trusted': False,
+                'uid': 1000, 'target_uid': 0},
+               {'source': 'file', 'path': '/home/t/.profile', 'value': '/home/t/cufile.json', 'trusted': False,
+                'uid': 1000, 'target_uid': 1000},
+               {'source': 'file', 'path': '/home/t/.bashrc', 'value': '/opt/missing.json'},  # older facts: untrusted
+               {'source': 'file', 'path': '/etc/environment', 'value': '/opt/site.json', 'trusted': True}]
+    gds = {'overrides': {'env_sources': sources, 'training_uid': 1000}}
+    assert [item['path'] for item in gds_plan.override_files(gds)] == ['/home/t/cufile.json', '/opt/site.json']
+    ignored = gds_plan.ignored_overrides(gds)
+    assert [item['path'] for item in ignored] == ['/etc/docker/daemon.json', '/opt/missing.json']
+    assert 'not the training user\'s (owner uid 0)' in ignored[0]['reason']
+    gds['overrides']['training_uid'] = None  # no training user known: only what root named
+    assert [item['path'] for item in gds_plan.override_files(gds)] == ['/opt/site.json']
+
+
 def test_override_files_each_path_once():
-    overrides = {'env_sources': [{'source': 'file', 'path': '/etc/environment', 'value': '/a.json'},
-                                 {'source': 'process', 'path': '/proc/7/environ', 'value': '/a.json'}],
+    overrides = {'env_sources': [{'source': 'file', 'path': '/etc/environment', 'value': '/a.json', 'trusted': True},
+                                 {'source': 'process', 'path': '/proc/7/environ', 'value': '/a.json',
+                                  'trusted': True}],
                  'env_path_json': '/b.json', 'local_cufile_json': [{'path': '/job/local_cufile.json'}]}
     assert gds_plan.override_files({'overrides': overrides}) == [
         {'path': '/a.json', 'source': 'CUFILE_ENV_PATH_JSON=/a.json in /etc/environment'},

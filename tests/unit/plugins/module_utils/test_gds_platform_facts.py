@@ -158,8 +158,9 @@ def test_override_files_list_each_path_once_with_its_source(node, monkeypatch):
 ])
 def test_env_sources_in_etc(node, name, text):
     write(os.path.join(node.etc, name), text)
-    assert gds_facts.env_sources(context(node)) == [
-        {'source': 'file', 'path': os.path.join(node.etc, name), 'value': '/opt/cufile.json'}]
+    found = gds_facts.env_sources(context(node))
+    assert [dict((k, item[k]) for k in ('source', 'path', 'value', 'trusted')) for item in found] == [
+        {'source': 'file', 'path': os.path.join(node.etc, name), 'value': '/opt/cufile.json', 'trusted': True}]
 
 
 def test_env_sources_do_not_follow_a_symlinked_home_file(node, monkeypatch):
@@ -272,3 +273,25 @@ def test_env_sources_pam_environment_form_and_home_expansion(node, monkeypatch):
     write(os.path.join(home, '.profile'), 'export CUFILE_ENV_PATH_JSON=~/b.json\nexport OLD_CUFILE_ENV_PATH_JSON=/c\n')
     values = [item['value'] for item in gds_facts.env_sources(context(node), 'trainer')]
     assert values == [home + '/b.json', home + '/a.json']
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason='plays other users with chown')
+def test_env_sources_trust_only_what_root_controls(node, monkeypatch):
+    """Issue 31, finding 3: any local user can start a process (or write a dotfile) naming a root file in
+    CUFILE_ENV_PATH_JSON. Another user's process is not read at all; the training user's dotfile and process are
+    read but not trusted, and each entry says who owns the file it names."""
+    home = trainer_home(node, monkeypatch)
+    trainer = 4242
+    monkeypatch.setattr(gds_facts, '_training_uid', lambda name: trainer if name == 'trainer' else None)
+    write(os.path.join(home, '.profile'), 'export CUFILE_ENV_PATH_JSON=/etc/docker/daemon.json')
+    os.chown(os.path.join(home, '.profile'), trainer, trainer)
+    for pid, uid, value in (('7', 0, '/opt/root.json'), ('8', trainer, '/opt/trainer.json'),
+                            ('9', trainer + 1, '/etc/shadow')):
+        write(os.path.join(node.proc, pid, 'environ'), 'PATH=/bin\0CUFILE_ENV_PATH_JSON=%s\0' % value)
+        write(os.path.join(node.proc, pid, 'comm'), 'python3')
+        os.chown(os.path.join(node.proc, pid), uid, uid)
+    found = dict((item['value'], item) for item in gds_facts.env_sources(context(node), 'trainer'))
+    assert sorted(found) == ['/etc/docker/daemon.json', '/opt/root.json', '/opt/trainer.json']  # not uid+1's
+    assert found['/opt/root.json']['trusted'] is True
+    assert found['/opt/trainer.json']['trusted'] is False and found['/etc/docker/daemon.json']['trusted'] is False
+    assert found['/etc/docker/daemon.json']['uid'] == trainer
