@@ -510,8 +510,16 @@ def revert_plan(namespaces, record, force=None):
     if names and missing:
         errors.append('xfs_force names only some members of the recorded volume (not %s): its signatures span every '
                       'member, so name all of them to erase them, or none to keep the data' % '; '.join(missing))
+    mount_point = record.get('mount_point') if isinstance(record.get('mount_point'), str) else None
     return {'errors': errors, 'erase': bool(names) and not errors, 'force': names,
-            'member_force': members_named(names, recorded), 'members': members}
+            'member_force': members_named(names, recorded), 'members': members,
+            'fstab_mount_point': fstab_field(mount_point) if mount_point else None}
+
+
+def fstab_field(value):
+    """``value`` as ansible.posix.mount writes it in an fstab field (a backslash, a blank and ``&`` as octal
+    escapes: /mnt/check points -> /mnt/check\\040points): the revert finds the line it wrote by this form."""
+    return value.replace('\\', '\\134').replace(' ', '\\040').replace('&', '\\046')
 
 
 def settings_errors(settings):

@@ -604,3 +604,17 @@ def test_a_volume_on_nvme_of_namespaces_mounts_with_netdev_and_nofail():
     assert result['mount']['fstab_opts'] == result['mount']['opts'] + ',_netdev,nofail'
     assert result['warnings'] == ['/dev/nvme1n1, /dev/nvme2n1 reached over NVMe-oF: fstab gets _netdev,nofail']
     assert plan()['mount']['fstab_only'] == ['nofail']  # local drives: as before
+
+
+@pytest.mark.parametrize('mount_point', ['/mnt/checkpoints', '/mnt/check points', '/mnt/a&b', '/mnt/back\\slash'])
+def test_the_revert_finds_the_fstab_line_in_the_form_fstab_holds_it(mount_point):
+    """Issue 31, finding 14: ansible.posix.mount writes a space as \\040; the revert looked for the raw path and left
+    the line of a mount point with a space."""
+    import re
+    from ansible_collections.ansible.posix.plugins.modules.mount import _escape_fstab
+    plan = xp.revert_plan([], {'mount_point': mount_point, 'members': []})
+    assert plan['fstab_mount_point'] == _escape_fstab(mount_point)
+    line = 'UUID=0b1c %s xfs defaults 0 0' % _escape_fstab(mount_point)
+    pattern = r'^\s*UUID=' + re.escape('0b1c') + r'\s+' + re.escape(plan['fstab_mount_point']) + r'\s'
+    assert re.match(pattern, line)
+    assert xp.revert_plan([], {})['fstab_mount_point'] is None
