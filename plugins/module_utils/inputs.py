@@ -74,7 +74,7 @@ SPEC = {
                                                                 'checkpoint_io_ranks'),
     'checkpoint_io_verify_total_size': ('size', '105G', None, 'the checkpoint size written (all ranks), capped '
                                                               'by checkpoint_io_verify_free_share of free space'),
-    'checkpoint_io_verify_free_share': ('number', 0.25, (0.0, 1.0, True, False),
+    'checkpoint_io_verify_free_share': ('number', 0.25, (0.0, 0.9, True, False),
                                         'the most of the free space the verification may write'),
     'checkpoint_io_verify_repeats': ('int', 3, (1, 20), 'runs of each verification write (median and spread)'),
     'checkpoint_io_verify_ioengine': ('choice', 'io_uring', IOENGINES, 'fio engine of the verification write'),
