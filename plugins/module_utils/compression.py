@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import errno
 import json
 import math
 import os
@@ -28,6 +29,8 @@ import zlib
 import lzma
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import scratch
 
 try:
     import zstandard
@@ -71,13 +74,17 @@ def _inside(path, roots):
 
 
 def open_regular(path):
-    """(fd, size) of a regular file, opened read-only with O_NOFOLLOW; CheckpointError for anything else."""
-    flags = os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_CLOEXEC', 0)
+    """(fd, size) of a regular file, opened read-only with no symlink followed at any component (the path is a real
+    path: a directory on the way swapped for a link after it was resolved is refused, not followed out of the
+    roots); CheckpointError for anything else."""
     try:
-        fd = os.open(path, flags)
+        fd = scratch.open_real(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         if os.path.islink(path):
             raise CheckpointError('%s is a symlink: not followed (name the file it points to)' % path)
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise CheckpointError('%s: a component on its way is now a symlink or not a directory (changed while '
+                                  'it was read): not followed' % path)
         raise CheckpointError('%s cannot be opened: %s' % (path, exc.strerror))
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):

@@ -274,6 +274,20 @@ def _reopen(parts):
     return fd
 
 
+def open_real(path, flags=os.O_RDONLY):
+    """Open a real path (symlinks already resolved, as os.path.realpath gives it) with no symlink followed at any
+    component: each directory from ``/`` and the last component with ``O_NOFOLLOW``. A component swapped for a link
+    after the path was resolved fails the open (OSError, ELOOP or ENOTDIR) instead of leading elsewhere."""
+    parts = _split(path)
+    if not parts:
+        raise OSError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    fd = _reopen(parts[:-1])
+    try:
+        return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
 # A recorded directory that cannot be reached now for these reasons is kept for a later run: not there (its
 # filesystem not mounted yet), or its filesystem failed (a drive gone from its array: XFS shut down, EIO).
 UNREACHABLE_ERRNOS = (errno.ENOENT, errno.EIO, errno.ENXIO, errno.ENODEV, errno.ESTALE)
