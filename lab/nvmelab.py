@@ -1113,8 +1113,8 @@ def finish_restore(node, timeout=120):
         if status and status != "inmigrate":
             break
         if time.time() > deadline:
-            raise RuntimeError("%s: the saved state did not load within %d s (status %s)" % (node["name"], timeout,
-                                                                                         status))
+            raise RuntimeError("%s: the saved state did not load within %d s (status %s)"
+                               % (node["name"], timeout, status))
         time.sleep(0.05)
     if status != "running":
         qmp(node, "cont")
