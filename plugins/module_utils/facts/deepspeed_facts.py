@@ -12,40 +12,33 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed
     aio_defaults,
     analyze_config_text,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import read_text
-
-MAX_CONFIG_BYTES = 16 * 1024 * 1024
-
-
-def read_bytes(path, limit):
-    try:
-        with open(path, 'rb') as handle:
-            return handle.read(limit)
-    except (IOError, OSError):
-        return b''
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.config_file import ConfigFileError, open_config
 
 
 def config_facts(path):
+    """The aio section of one ds_config, read the way deepspeed_aio would open it for a rewrite
+    (config_file.open_config): no link followed that another user planted to a file not theirs, no hard-linked file,
+    no directory others can write without the sticky bit. Root never reads a file through a user's link."""
     facts = {'path': path, 'exists': os.path.isfile(path)}
-    if not facts['exists']:
+    if not os.path.lexists(path):
         facts.update(analyze_config_text('{}'))
         facts['parse_error'] = 'file not found'
         return facts
-    text = read_text(path, limit=MAX_CONFIG_BYTES)
-    if text is None:
+    try:
+        config = open_config(path, follow_symlinks=True, what='ds_config')
+    except ConfigFileError as exc:
+        facts.update(analyze_config_text('{}'))
+        facts['parse_error'] = str(exc)
+        return facts
+    try:
+        data = config.data
+    finally:
+        config.close()
+    if data is None:
         facts.update(analyze_config_text('{}'))
         facts['parse_error'] = 'file not readable'
         return facts
-    if u'\ufffd' in text:  # read_text replaces bytes that are not UTF-8: DeepSpeed's json.load would refuse them
-        data = read_bytes(path, MAX_CONFIG_BYTES)
-        try:
-            data.decode('utf-8')
-        except UnicodeDecodeError as exc:
-            facts.update(analyze_config_text('{}'))
-            facts['parse_error'] = 'not UTF-8 text (byte 0x%02x at offset %d)' % (
-                bytearray(data[exc.start:exc.start + 1])[0], exc.start)
-            return facts
-    facts.update(analyze_config_text(text))
+    facts.update(analyze_config_text(data.decode('utf-8')))
     return facts
 
 
