@@ -25,6 +25,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 import stat
 from contextlib import contextmanager
 
@@ -98,7 +99,19 @@ def read_identity(name, sysfs_root='/sys'):
         'disk': os.path.basename(disk_dir) if partition is not None else None,
     }
     found.update(read_ids(disk_dir))
+    found['serial_namespaces'] = _namespaces_of(disk_dir)
     return found
+
+
+def _namespaces_of(disk_dir):
+    """How many namespaces the controller (or, for a multipath head, the subsystem) of ``disk_dir`` has."""
+    parent = os.path.dirname(os.path.realpath(disk_dir))
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return None
+    count = len([n for n in names if re.match(r'^nvme\d+n\d+$', n)])
+    return count or None
 
 
 def identity_key(identity):
@@ -145,7 +158,7 @@ def expected_from(entry):
 # The keys an expected identity may carry: what expected_from() gives, plus what read_identity() returns (so a
 # caller may hand back an identity it read).
 EXPECTED_KEYS = ('name', 'device', 'wwid', 'serial', 'size_bytes', 'nguid', 'eui', 'uuid', 'model', 'nsid', 'dev',
-                 'partition', 'disk')
+                 'partition', 'disk', 'serial_namespaces')
 
 
 def check_expected(value, name):
@@ -400,21 +413,54 @@ def force_names(value, variable='force'):
     return result
 
 
+def split_serial_nsid(name):
+    """(serial, nsid) of ``SERIAL/NSID`` (one namespace of a controller), else (name, None)."""
+    text = (name or '').strip()
+    head, sep, tail = text.rpartition('/')
+    if sep and head and tail.isdigit() and int(tail) > 0:
+        return head, int(tail)
+    return text, None
+
+
 def named_by(identity, names):
-    """The entry of ``names`` that names the drive ``identity`` (its serial exactly, or its WWID, NGUID, EUI-64 or
-    UUID in any case), or None. Kernel names never count: they are what renumbering changes."""
+    """The entry of ``names`` that names the drive ``identity``, or None: its WWID, NGUID, EUI-64 or UUID (any
+    case), ``SERIAL/NSID`` (its controller's serial and its namespace id), or its serial alone where its controller
+    has one namespace (``serial_namespaces``; a serial alone names every namespace of a controller that has several,
+    so it names none of them: ambiguous_serials() says so). Kernel names never count: renumbering changes them."""
     if not isinstance(identity, dict):
         return None
     ids = set(filter(None, (clean_id(identity.get(key)) for key in ID_KEYS)))
     serial = (identity.get('serial') or '').strip()
+    several = (identity.get('serial_namespaces') or 1) > 1
     for name in names or []:
-        if serial and name.strip() == serial:
-            return name
+        alone, nsid = split_serial_nsid(name)
+        if serial and alone == serial:
+            if nsid is None and not several:
+                return name
+            if nsid is not None and nsid == identity.get('nsid'):
+                return name
         if clean_id(name) in ids:
             return name
     return None
 
 
+def ambiguous_serials(names, identities):
+    """The entries of ``names`` that are a bare serial of a controller with several namespaces among
+    ``identities``: {name: [the namespaces' descriptions]} (a force or a selection must name one namespace)."""
+    out = {}
+    for name in names or []:
+        alone, nsid = split_serial_nsid(name)
+        if nsid is not None:
+            continue
+        hits = [ident for ident in identities or [] if isinstance(ident, dict)
+                and (ident.get('serial') or '').strip() == alone and (ident.get('serial_namespaces') or 1) > 1]
+        if hits:
+            out[name] = ['%s (%s/%s, wwid %s)' % (ident.get('device') or ident.get('name'), alone,
+                                                  ident.get('nsid'), ident.get('wwid')) for ident in hits]
+    return out
+
+
 def unnamed(names, identities):
-    """The entries of ``names`` that name none of ``identities`` (a misspelt serial must not pass silently)."""
+    """The entries of ``names`` that name none of ``identities`` (a misspelt serial must not pass silently; a bare
+    serial of a multi-namespace controller, see ambiguous_serials(), is one of them)."""
     return [name for name in names or [] if not any(named_by(ident, [name]) for ident in identities or [])]

@@ -25,7 +25,11 @@ import copy
 import os
 import re
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import duplicate_groups
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import (
+    duplicate_groups,
+    identity_key,
+    split_serial_nsid,
+)
 
 SELECTOR_KEYS = ('serials', 'models', 'devices', 'subsystems')
 ID_LABELS = {'wwid': 'WWID', 'nguid': 'NGUID', 'eui': 'EUI-64', 'uuid': 'UUID'}
@@ -224,6 +228,14 @@ def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=No
 
     selected = []
     refused = []
+    by_serial = namespaces_by_serial(nvme_facts['namespaces'], controllers)
+    ambiguous = dict((name, by_serial[name]) for name in wanted['serials'] if len(by_serial.get(name) or []) > 1)
+    if ambiguous:
+        raise ValueError('; '.join(
+            '%s.serials: %s is the serial of a controller with %d namespaces (%s): a serial names one drive, so name '
+            'one namespace as %s/<nsid> or by its device' % (VARIABLE, name, len(found), ', '.join(
+                '%s (%s/%s)' % (ns['name'], name, ns.get('nsid')) for ns in found), name)
+            for name, found in sorted(ambiguous.items())))
     for namespace in nvme_facts['namespaces']:
         if not isinstance(namespace, dict) or not namespace.get('name'):
             continue
@@ -233,7 +245,8 @@ def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=No
         device = namespace.get('device') or '/dev/' + namespace['name']
         matched_by = []
         for serial in wanted['serials']:
-            if serial in serials:
+            alone, nsid = split_serial_nsid(serial)
+            if alone in serials and (nsid is None or nsid == namespace.get('nsid')):
                 matched_by.append('serial %s' % serial)
         for pattern, regex in patterns:
             if any(regex.search(model) for model in models):
@@ -268,12 +281,29 @@ def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=No
         item['device'] = device
         item['serials'] = serials
         item['controller'] = ctrls[0]['name'] if ctrls else None
+        # how many namespaces its serial reaches: a force naming the serial alone names none of several
+        item['serial_namespaces'] = len(by_serial.get(item['serial']) or []) or None
         selected.append(item)
     unmatched = [key for key in (['serial %s' % s for s in wanted['serials']]
                                  + ['model %s' % m for m in wanted['models']]
                                  + ['device %s' % d for d in wanted['devices']]
                                  + ['subsystem %s' % n for n in wanted['subsystems']]) if not hits[key]]
     return {'selected': selected, 'refused': refused, 'unmatched': unmatched}
+
+
+def namespaces_by_serial(namespaces, controllers):
+    """{controller serial: [the namespaces whose controllers carry it]}: one entry per namespace (a multipath
+    head, or two block devices of one namespace - one WWID - count once)."""
+    out, seen = {}, set()
+    for namespace in namespaces or []:
+        if not isinstance(namespace, dict) or not namespace.get('name'):
+            continue
+        for serial in set(controllers.get(name, {}).get('serial') for name in namespace.get('controllers') or []):
+            key = (serial, identity_key(namespace) or namespace['name'])
+            if serial and key not in seen:
+                seen.add(key)
+                out.setdefault(serial, []).append(namespace)
+    return out
 
 
 def log_device_check(nvme_facts, path, resolved=None, members=None, allow_mounted_by=None, allow_held_by=None,

@@ -34,6 +34,7 @@ import posixpath
 import re
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import (
+    ambiguous_serials,
     clean_id,
     describe,
     expected_from,
@@ -458,6 +459,11 @@ def check_force(value, drives, variable='xfs_force'):
         names = force_names(value, variable)
     except ValueError as exc:
         return [], [str(exc)]
+    ambiguous = ambiguous_serials(names, drives)
+    if ambiguous:
+        return names, ['%s names %s, the serial of a controller with several namespaces (%s): a force names one '
+                       'namespace, as SERIAL/NSID or by its WWID' % (variable, name, '; '.join(found))
+                       for name, found in sorted(ambiguous.items())]
     stray = unnamed(names, drives)
     if stray:
         return names, ['%s names %s, which %s none of the drives of this volume (%s); name them by serial or WWID'

@@ -357,3 +357,33 @@ def test_a_dual_ported_drive_without_native_multipath_on_the_fake_nodes_sysfs(tm
         'checkpoint_io_data_drives matches a namespace the node reaches through more than one block device: '
         '/dev/nvme5n1 and /dev/nvme6n1 are one namespace reached through 2 block devices (the same WWID '
         'eui.0025388b01a2c3d4)')
+
+
+# --- issue 31, finding 6: a serial names every namespace of its controller ---------------------------------------
+MULTI = {'controllers': [ctrl('nvme0', 'OS0001'), ctrl('nvme3', 'MULTI01')],
+         'namespaces': [ns('nvme0n1', 'nvme0', is_os_drive=True), ns('nvme3n1', 'nvme3', nsid=1),
+                        ns('nvme3n2', 'nvme3', nsid=2)]}
+
+
+def test_a_serial_alone_does_not_select_several_namespaces():
+    with pytest.raises(ValueError) as err:
+        select_drives(MULTI, {'serials': ['MULTI01']})
+    assert 'MULTI01 is the serial of a controller with 2 namespaces (nvme3n1 (MULTI01/1), nvme3n2 (MULTI01/2))' \
+        in str(err.value) and 'MULTI01/<nsid>' in str(err.value)
+    result = select_drives(MULTI, {'serials': ['MULTI01/2']})
+    assert [d['name'] for d in result['selected']] == ['nvme3n2'] and result['unmatched'] == []
+    assert result['selected'][0]['serial_namespaces'] == 2
+    assert select_drives(MULTI, {'serials': ['MULTI01/3']})['unmatched'] == ['serial MULTI01/3']
+
+
+def test_a_force_names_one_namespace_of_a_controller_with_several():
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import identity, xfs_plan
+    drives = select_drives(MULTI, {'serials': ['MULTI01/1', 'MULTI01/2']})['selected']
+    names, errors = xfs_plan.check_force(['MULTI01'], drives)
+    assert len(errors) == 1 and 'xfs_force names MULTI01, the serial of a controller with several namespaces' \
+        in errors[0] and '/dev/nvme3n1 (MULTI01/1, wwid wwid-nvme3n1)' in errors[0]
+    assert xfs_plan.check_force(['MULTI01/2'], drives)[1] == []
+    assert [identity.named_by(d, ['MULTI01/2']) for d in drives] == [None, 'MULTI01/2']
+    assert [identity.named_by(d, ['wwid-nvme3n1']) for d in drives] == ['wwid-nvme3n1', None]
+    single = select_drives(FACTS, {'serials': ['DATA0001']})['selected'][0]
+    assert identity.named_by(single, ['DATA0001']) == 'DATA0001'  # one namespace: the serial alone names it
