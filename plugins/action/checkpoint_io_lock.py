@@ -5,7 +5,8 @@ lease of a run of this controller whose ansible-playbook process is gone.
 
 Workers are forked from the ansible-playbook process (under Mitogen too), so the topmost ancestor of this process
 whose command line is ansible-playbook is the run: its pid and start time (from /proc, where the controller has it)
-name the run across every play and task of the playbook.
+name the run across every play and task of the playbook. The lease also carries the controller's boot id and pid
+namespace: only a lease of this very controller (same host name, boot and pid namespace) is judged by its pid.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -58,23 +59,52 @@ def run_pid():
     return found or os.getppid()
 
 
+def _boot_id():
+    try:
+        with open('/proc/sys/kernel/random/boot_id') as handle:
+            return handle.read().strip() or None
+    except (IOError, OSError):
+        return None
+
+
+def _pid_namespace():
+    """The pid namespace of this process (``pid:[4026531836]``): a pid means a process only inside it."""
+    try:
+        return os.readlink('/proc/self/ns/pid')
+    except (IOError, OSError):
+        return None
+
+
+def controller_identity():
+    """{controller (host name), controller_boot_id, controller_pidns}: where a pid of the lease can be looked up.
+    A host name alone is not: cloned bastions and containers share one; the boot id tells machines (and boots)
+    apart, the pid namespace tells containers on one kernel apart."""
+    return {'controller': socket.gethostname(), 'controller_boot_id': _boot_id(), 'controller_pidns': _pid_namespace()}
+
+
 def run_identity():
     """(run_id, owner) of this ansible-playbook run."""
     pid = run_pid()
-    controller = socket.gethostname()
+    where = controller_identity()
     ticks = _start_ticks(pid)
     try:
         user = getpass.getuser()
     except Exception:  # no passwd entry for the uid (containers): the uid names the user
         user = str(os.getuid())
-    run_id = '%s:%d:%s' % (controller, pid, ticks if ticks is not None else 'na')
-    return run_id, dict(user=user, controller=controller, controller_pid=pid)
+    run_id = '%s:%d:%s' % (where['controller'], pid, ticks if ticks is not None else 'na')
+    return run_id, dict(where, user=user, controller_pid=pid)
 
 
-def run_is_gone(lease, controller):
-    """True when ``lease`` names a run of this controller whose ansible-playbook process no longer runs."""
-    if not isinstance(lease, dict) or lease.get('controller') != controller:
+def run_is_gone(lease, where):
+    """True when ``lease`` names a run of this very controller (host name, boot id and pid namespace all equal:
+    ``where`` is controller_identity()) whose ansible-playbook process (pid and start time) no longer runs. A lease
+    of another machine, another boot, another container or one without these (an older run) is never judged
+    here: it lapses with its TTL or is taken with take_over."""
+    if not isinstance(lease, dict) or not isinstance(where, dict):
         return False
+    for key in ('controller', 'controller_boot_id', 'controller_pidns'):
+        if not where.get(key) or lease.get(key) != where.get(key):
+            return False
     try:
         pid = int(lease.get('controller_pid'))
     except (TypeError, ValueError):
@@ -109,7 +139,7 @@ class ActionModule(ActionBase):
         out = self._execute_module(module_name=module, module_args=args, task_vars=task_vars)
         holder = out.get('holder')
         if out.get('failed') and not args.get('take_over') and args.get('state', 'acquired') == 'acquired' \
-                and run_is_gone(holder, owner['controller']):
+                and run_is_gone(holder, owner):
             args['take_over'] = holder['run_id']
             out = self._execute_module(module_name=module, module_args=args, task_vars=task_vars)
             if not out.get('failed'):

@@ -93,8 +93,9 @@ def test_a_dead_run_of_this_controller_is_taken_over_with_a_warning(tmp_path):
     sdir = str(tmp_path / 'state')
     dead = subprocess.Popen(['true'])
     dead.wait()
-    owner = {'run_id': '%s:%d:1' % (socket.gethostname(), dead.pid), 'controller': socket.gethostname(),
-             'controller_pid': dead.pid, 'user': 'root', 'playbook': 'killed run'}
+    from ansible_collections.ai_storage.checkpoint_io.plugins.action.checkpoint_io_lock import controller_identity
+    owner = dict(controller_identity(), run_id='%s:%d:1' % (socket.gethostname(), dead.pid), controller_pid=dead.pid,
+                 user='root', playbook='killed run')
     state_store.acquire_run(sdir, owner, ttl=3600)
     rc, out = run_playbook(_playbook(tmp_path), '-e', json.dumps({'sdir': sdir}))
     assert rc == 0, out
@@ -114,3 +115,56 @@ def test_the_playbooks_refuse_a_node_another_run_holds_before_gathering(tmp_path
         assert 'alice' in out and 'checkpoint_io_lock_take_over=ctl9:4242:77' in out, out[-3000:]
         assert 'Gather every layer' not in out and 'Settle the directories' not in out, out[-3000:]
     assert state_store.lease_holder(sdir)['run_id'] == 'ctl9:4242:77'  # check mode took nothing
+
+
+RENEW = """
+- name: First play (the preflight role takes the lease)
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Preflight
+      ansible.builtin.include_role:
+        name: ai_storage.checkpoint_io.preflight
+    - name: Keep the lease as taken
+      ansible.builtin.copy:
+        src: "{{ checkpoint_io_state_dir }}/run_lease.json"
+        dest: "{{ first }}"
+        mode: "0600"
+    - name: Let half the TTL pass (as a long fleet run would)
+      ansible.builtin.set_fact:
+        checkpoint_io_lease_renew_at: 0
+- name: A later play (renews first)
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Renew
+      ansible.builtin.include_role:
+        name: ai_storage.checkpoint_io.preflight
+        tasks_from: renew
+- name: Another later play (half a TTL has not passed again, nothing runs on the node)
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Renew
+      ansible.builtin.include_role:
+        name: ai_storage.checkpoint_io.preflight
+        tasks_from: renew
+"""
+
+
+def test_a_later_play_renews_the_lease_once_half_its_ttl_has_passed(tmp_path):
+    """Issue 31, finding 8: a run that outlasts its lease lets a second run in (whose reaper ends its fio)."""
+    sdir = str(tmp_path / 'state')
+    path = tmp_path / 'renew.yml'
+    path.write_text(RENEW)
+    first_copy = str(tmp_path / 'first.json')
+    rc, out = run_playbook(str(path), '-e', json.dumps({'checkpoint_io_state_dir': sdir, 'checkpoint_io_lock_ttl': 60,
+                                                        'first': first_copy}))
+    assert rc == 0, out
+    with open(first_copy) as handle:
+        first = json.load(handle)['data']
+    with open(os.path.join(sdir, 'run_lease.json')) as handle:
+        second = json.load(handle)['data']
+    assert second['run_id'] == first['run_id'] and second['expires'] > first['expires']  # renewed by play 2
+    assert out.count("Renew the node's run lease (half its TTL has passed since this run took it)") == 2
+    assert 'skipping: [localhost]' in out.split('Another later play')[1]  # play 3: nothing to renew yet
