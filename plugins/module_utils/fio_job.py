@@ -26,6 +26,7 @@ import shutil
 import signal
 import stat
 import tempfile
+import threading
 import time
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.atomic_file import write_atomic
@@ -99,22 +100,26 @@ def _new_job(label, store):
     return path, os.path.basename(path)
 
 
-def start_call(func, record, label=None, store=JOB_STORE, keep_fds=()):
+def start_call(func, record, label=None, store=JOB_STORE, keep_fds=(), heartbeat_s=None):
     """Run ``func(report)`` in a detached process (a session of its own, standard streams on /dev/null, cwd /);
     return the job id. ``func`` returns the job's result (a JSON-able dict) or raises: its message (and the
     exception's ``result`` attribute, a partial result) become the job's failure. ``report(doc)`` replaces the
     job's progress document (:func:`call_progress`). ``keep_fds``: descriptors the worker keeps (the run's files,
     see module_utils/scratch.py); every other one is closed. The worker bounds its own fio runs (fio_runner's
-    timeout); :func:`cancel` ends it (SIGTERM: it ends fio and removes the run's files) and the fio it runs."""
+    timeout); :func:`cancel` ends it (SIGTERM: it ends fio and removes the run's files) and the fio it runs.
+    ``heartbeat_s``: the job lives only while it is polled - every :func:`poll` touches its heartbeat file, and a
+    worker whose heartbeat is older than this ends itself as :func:`cancel` would (a controller killed, or its
+    connection lost, stops polling: the node stops writing within this deadline, not at the write's timeout)."""
     path, job_id = _new_job(label, store)
-    doc = dict(record, job_id=job_id, started=time.time(), session=None, call=True)
+    doc = dict(record, job_id=job_id, started=time.time(), session=None, call=True, heartbeat_s=heartbeat_s)
     write_progress(os.path.join(path, 'job.json'), doc)
+    beat(path)
     pid = os.fork()
     if pid == 0:
         try:
             os.setsid()
             if os.fork() == 0:
-                _run_call(func, path, keep_fds)
+                _run_call(func, path, keep_fds, heartbeat_s)
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
@@ -131,7 +136,41 @@ def _close_fds_but(keep):
         low = fd + 1
 
 
-def _run_call(func, path, keep_fds=()):
+HEARTBEAT = 'heartbeat'
+EXPIRED = 'heartbeat-expired'
+
+
+def beat(path):
+    """Touch a job folder's heartbeat (made when missing): the controller is still polling."""
+    name = os.path.join(path, HEARTBEAT)
+    try:
+        os.utime(name, None)
+    except OSError:
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        os.close(fd)
+
+
+def heartbeat_age(path, now=None):
+    """Seconds since the job was last polled (its heartbeat's mtime), None when it has no heartbeat."""
+    try:
+        return (time.time() if now is None else now) - os.stat(os.path.join(path, HEARTBEAT)).st_mtime
+    except OSError:
+        return None
+
+
+def _watch_heartbeat(path, heartbeat_s, interval=1.0):
+    """In the worker: once no poll touched the heartbeat for ``heartbeat_s``, leave a note and SIGTERM this
+    process (its handlers end fio and remove the run's files, as :func:`cancel` does)."""
+    while True:
+        time.sleep(min(interval, heartbeat_s / 4.0))
+        age = heartbeat_age(path)
+        if age is not None and age > heartbeat_s:
+            write_atomic(os.path.join(path, EXPIRED), '%.1f\n' % age, fsync=False)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+
+
+def _run_call(func, path, keep_fds=(), heartbeat_s=None):
     """The detached worker of :func:`start_call` (never returns)."""
     status = 1
     try:
@@ -141,6 +180,8 @@ def _run_call(func, path, keep_fds=()):
         _close_fds_but(keep_fds)
         os.chdir('/')
         install_terminate_handlers()
+        if heartbeat_s:
+            threading.Thread(target=_watch_heartbeat, args=(path, float(heartbeat_s)), daemon=True).start()
 
         def report(doc):
             write_progress(os.path.join(path, 'progress.json'), dict(doc, updated=time.time()))
@@ -148,7 +189,12 @@ def _run_call(func, path, keep_fds=()):
             outcome = dict(ok=True, result=func(report))
             status = 0
         except BaseException as exc:  # the job's boundary: whatever ended it is the poll's message
-            outcome = dict(ok=False, msg=str(exc) or type(exc).__name__, result=getattr(exc, 'result', None))
+            msg = str(exc) or type(exc).__name__
+            expired = _read(path, EXPIRED).strip()
+            if expired:
+                msg = ('no poll for %s s, above the heartbeat deadline of %s s (the controller stopped, or lost its '
+                       'connection): the write was stopped and its files removed (%s)' % (expired, heartbeat_s, msg))
+            outcome = dict(ok=False, msg=msg, result=getattr(exc, 'result', None))
         write_progress(os.path.join(path, 'result.json'), outcome)
         write_atomic(os.path.join(path, 'rc'), '%d\n' % status, fsync=False)
     finally:
@@ -192,6 +238,8 @@ def poll(job_id, wait=0.0, store=JOB_STORE, interval=0.2):
     rc_file = os.path.join(path, 'rc')
     deadline = time.time() + max(0.0, float(wait))
     while not os.path.exists(rc_file):
+        if record.get('heartbeat_s'):
+            beat(path)  # the controller polls: the worker goes on
         if not session_members(record.get('session')) and not os.path.exists(rc_file):
             return record, dict(rc=None, wall_s=round(time.time() - record['started'], 3), lost=True)
         if time.time() >= deadline:

@@ -226,6 +226,15 @@ options:
     type: bool
     default: false
     version_added: 0.2.0
+  heartbeat:
+    description:
+      - With O(background=true), seconds the job lives without a poll by M(ai_storage.checkpoint_io.checkpoint_job)
+        (every poll renews it). A controller killed, or its connection lost, stops polling, and the detached worker
+        then ends fio and removes the run's files within this deadline instead of writing on until O(timeout).
+        V(0) turns it off (the job then ends only at O(timeout) or when cancelled). 30 to 86400, or 0.
+    type: int
+    default: 300
+    version_added: 0.9.0
   job_store:
     description:
       - Directory of the background jobs' records (made mode 0700; refused when it is a symlink, belongs to
@@ -662,6 +671,7 @@ def argument_spec():
         timeout=dict(type='int', default=3600),
         background=dict(type='bool', default=False),
         job_store=dict(type='path', default=fio_job.JOB_STORE),
+        heartbeat=dict(type='int', default=300),
         state_dir=dict(type='path', default=STATE_DIR),
         runtime=dict(type='int'),
         sample_drives=dict(type='list', elements='str', default=[]),
@@ -693,6 +703,8 @@ def validate(module, params, result):
             layout = rank_layout(params['directories'], params['ranks'])
         if params['background']:
             fio_job.check_store_path(params['job_store'])
+            if params['heartbeat'] != 0:
+                int_in_range(params['heartbeat'], 'heartbeat', 30, 86400)
         if params['fio_path']:
             check_fio_path(params['fio_path'])
         scratch.check_state_dir(params['state_dir'])
@@ -979,7 +991,7 @@ def main():
                     result['job_id'] = fio_job.start_call(
                         partial(write, job), record, label=params['label'], store=params['job_store'],
                         keep_fds=[fd for run in job['runs'] for fd in run.fds() + [run.fd, run.target.fd]]
-                        + list(job['device_fds'].values()))
+                        + list(job['device_fds'].values()), heartbeat_s=params['heartbeat'] or None)
                     handed_over = True
                     session = fio_job.load(result['job_id'], params['job_store'])['session']
                     owner = dict(job_id=result['job_id'], session=session, boot_id=scratch.boot_id())

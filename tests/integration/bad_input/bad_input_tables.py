@@ -59,6 +59,8 @@ def state_dir_opt(record, with_args=None, **more):
 # One NVMe-oF target as the nvmeof_connect module and the nvmeof_rdma role take it.
 FABRIC_TARGET = {'transport': 'tcp', 'address': '10.0.0.1', 'nqn': 'nqn.2026-12.io.example:ckpt'}
 SIZE_OPT = {'type': 'size'}
+HEARTBEAT = {'range': (30, 86400), 'null': 'refuse', 'with': {'background': True},
+             'accept': {'zero': 'turns the heartbeat off (documented: the job then ends at its timeout)'}}
 FIO_PATH = {'path': 'exec', 'names': ['fio_path', 'fio'],
             'accept': {'empty': 'empty: fio is looked up in the PATH, as when unset'}}
 JOB_STORE = {'path': 'dir', 'null': 'refuse', 'with': {'background': True}, 'names': ['job_store', 'job store'],
@@ -240,6 +242,7 @@ MODULES = {
             'label': {'text': True},
             'timeout': {'range': (1, None), 'null': 'refuse'},
             'job_store': JOB_STORE,
+            'heartbeat': HEARTBEAT,
             'state_dir': state_dir_opt('scratch', null='refuse'),
             # who each raw device must be: checked on the device's open descriptor, which the fake node (files
             # under {dev}, refused as not under /dev) never reaches; the list itself is tried here
@@ -568,6 +571,7 @@ MODULES = {
             'timeout': {'range': (1, None), 'null': 'refuse'},
             'label': {'text': True},
             'job_store': JOB_STORE,
+            'heartbeat': HEARTBEAT,
             'state_dir': state_dir_opt('scratch', null='refuse'),
         },
     },
