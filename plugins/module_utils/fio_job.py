@@ -32,6 +32,7 @@ import time
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.atomic_file import write_atomic
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import (
     install_terminate_handlers,
+    process_start,
     process_table,
     write_progress,
 )
@@ -123,10 +124,24 @@ def start_call(func, record, label=None, store=JOB_STORE, keep_fds=(), heartbeat
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
-    # The session the first child led (it exits at once; the worker and its fio keep its session id).
+    # The session the first child led (it exits at once; the worker and its fio keep its session id), and the
+    # worker with its start time: a session id is a pid, which the kernel reuses once the job is gone, so the job is
+    # judged alive (and its session ended) only while that very worker runs.
     doc['session'] = pid
+    members = session_members(pid)
+    if members:
+        doc['worker'] = [members[0], process_start(members[0])]
     write_progress(os.path.join(path, 'job.json'), doc)
     return job_id
+
+
+def session_alive(record):
+    """Whether a job's (or a run owner's) session still runs: the recorded worker with its start time when the
+    record has one, else (an older record) any process of the session."""
+    worker = record.get('worker') if isinstance(record, dict) else None
+    if isinstance(worker, list) and len(worker) == 2 and worker[1] is not None:
+        return process_start(int(worker[0])) == worker[1]
+    return bool(session_members(record.get('session') if isinstance(record, dict) else None))
 
 
 def _close_fds_but(keep):
@@ -240,7 +255,7 @@ def poll(job_id, wait=0.0, store=JOB_STORE, interval=0.2):
     while not os.path.exists(rc_file):
         if record.get('heartbeat_s'):
             beat(path)  # the controller polls: the worker goes on
-        if not session_members(record.get('session')) and not os.path.exists(rc_file):
+        if not session_alive(record) and not os.path.exists(rc_file):
             return record, dict(rc=None, wall_s=round(time.time() - record['started'], 3), lost=True)
         if time.time() >= deadline:
             return record, None
@@ -273,8 +288,12 @@ def end_session(sid, grace=KILL_GRACE_S):
 
 def cancel(job_id, store=JOB_STORE):
     """End every process of a running job's session (TERM: the worker ends fio and removes the run's files; KILL
-    after the grace). True when one was running."""
-    return end_session(load(job_id, store).get('session'))
+    after the grace). True when one was running. A session whose recorded worker is gone is not the job's any more
+    (its id may name another process's session by now): nothing is killed."""
+    record = load(job_id, store)
+    if not session_alive(record):
+        return False
+    return end_session(record.get('session'))
 
 
 def jobs(store=JOB_STORE):

@@ -153,6 +153,20 @@ def write_progress(path, doc):
     write_json_atomic(path, doc, fsync=False, pretty=False)
 
 
+def process_start(pid, procfs_root='/proc'):
+    """The start time of ``pid`` (clock ticks since boot, /proc/<pid>/stat field 22), None when it is gone or a
+    zombie: with the boot id, it tells a live owner from a reused pid."""
+    try:
+        with open('%s/%d/stat' % (procfs_root, pid)) as handle:
+            text = handle.read()
+    except (IOError, OSError):
+        return None
+    fields = text.rsplit(')', 1)[-1].split()
+    if len(fields) < 20 or fields[0] in ('Z', 'X'):
+        return None
+    return fields[19]
+
+
 def process_table(procfs_root='/proc'):
     """[(pid, ppid, session)] of the live (not zombie) processes, from /proc/<pid>/stat."""
     table = []

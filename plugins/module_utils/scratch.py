@@ -40,6 +40,7 @@ import stat
 import time
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job, identity
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import process_start
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
 
 RECORD = 'scratch'
@@ -82,18 +83,6 @@ def boot_id():
     return _read(BOOT_ID)
 
 
-def process_start(pid, procfs_root='/proc'):
-    """The start time of ``pid`` (clock ticks since boot, /proc/<pid>/stat field 22), None when it is gone or a
-    zombie: with the boot id, it tells a live owner from a reused pid."""
-    text = _read('%s/%d/stat' % (procfs_root, pid))
-    if not text:
-        return None
-    fields = text.rsplit(')', 1)[-1].split()
-    if len(fields) < 20 or fields[0] in ('Z', 'X'):
-        return None
-    return fields[19]
-
-
 def process_owner(pid=None):
     """The owner of a run made by a process: {pid, start, boot_id}."""
     pid = os.getpid() if pid is None else pid
@@ -105,7 +94,7 @@ def owner_alive(owner):
     if not isinstance(owner, dict) or owner.get('boot_id') != boot_id():
         return False
     if owner.get('session'):
-        return bool(fio_job.session_members(owner['session']))
+        return fio_job.session_alive(owner)
     pid = owner.get('pid')
     return isinstance(pid, int) and owner.get('start') is not None and process_start(pid) == owner['start']
 
@@ -767,7 +756,8 @@ def _describe(owner):
 def stop_owner(owner):
     """End the background job's session or the process that owns a run (TERM, KILL after the grace)."""
     if owner.get('session'):
-        fio_job.end_session(owner['session'])
+        if fio_job.session_alive(owner):  # a gone worker's session id may be another process's by now
+            fio_job.end_session(owner['session'])
     elif owner.get('pid'):
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:

@@ -299,7 +299,7 @@ def reap(module, params):
             continue  # a job of another state directory answers to another lease
         job_id = record.get('job_id')
         entry = dict(job_id=job_id, kind=record.get('kind'), run_id=record.get('run_id'), action='kept')
-        running = bool(fio_job.session_members(record.get('session')))
+        running = fio_job.session_alive(record)
         if record.get('run_id') == current and current is not None:
             pass  # this run's own job
         elif running and current is None:

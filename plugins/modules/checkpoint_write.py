@@ -993,8 +993,9 @@ def main():
                         keep_fds=[fd for run in job['runs'] for fd in run.fds() + [run.fd, run.target.fd]]
                         + list(job['device_fds'].values()), heartbeat_s=params['heartbeat'] or None)
                     handed_over = True
-                    session = fio_job.load(result['job_id'], params['job_store'])['session']
-                    owner = dict(job_id=result['job_id'], session=session, boot_id=scratch.boot_id())
+                    started = fio_job.load(result['job_id'], params['job_store'])
+                    owner = dict(job_id=result['job_id'], session=started['session'], worker=started.get('worker'),
+                                 boot_id=scratch.boot_id())
                     for run in job['runs']:
                         run.set_owner(owner)
                     result.update(started=True, job_store=params['job_store'], total_bytes=plan['total_bytes'])

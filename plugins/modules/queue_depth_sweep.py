@@ -721,8 +721,9 @@ def main():
                         label=params['label'] or 'sweep', store=params['job_store'],
                         keep_fds=run.fds() + [run.fd, target.fd], heartbeat_s=params['heartbeat'] or None)
                     handed_over = True
-                    run.set_owner(dict(job_id=result['job_id'], boot_id=scratch.boot_id(),
-                                       session=fio_job.load(result['job_id'], params['job_store'])['session']))
+                    started = fio_job.load(result['job_id'], params['job_store'])
+                    run.set_owner(dict(job_id=result['job_id'], boot_id=scratch.boot_id(), session=started['session'],
+                                       worker=started.get('worker')))
                     result.update(started=True, job_store=params['job_store'])
                     module.exit_json(**result)
                 measure(params, values, fio, result, run)

@@ -63,3 +63,21 @@ def test_a_job_without_a_heartbeat_is_not_watched(tmp_path):
         assert not os.path.exists(os.path.join(fio_job.job_dir(job_id, store), fio_job.EXPIRED))
     finally:
         fio_job.cancel(job_id, store)
+
+
+def test_a_session_id_reused_after_the_job_is_not_the_job(tmp_path):
+    """Finding 9: a job was a bare session id; once its worker is gone the kernel may give that id to another
+    process's session, which a cancel or a reaper then killed. The job is its worker with its start time."""
+    store = str(tmp_path / 'jobs')
+    job_id = fio_job.start_call(_slow, {'kind': 'test'}, label='reuse', store=store)
+    record = fio_job.load(job_id, store)
+    worker_pid, worker_start = record['worker']
+    assert worker_pid in fio_job.session_members(record['session']) and fio_job.session_alive(record)
+    assert fio_job.cancel(job_id, store)
+    _wait_ended(job_id, store, 30)
+    assert not fio_job.session_alive(record)
+    # the same session id, a worker start time that is not the recorded one: another process's session
+    other = dict(record, worker=[os.getpid(), 'not-its-start'])
+    assert not fio_job.session_alive(other)
+    assert fio_job.session_alive(dict(record, session=os.getsid(0), worker=[os.getpid(),
+                                                                            fio_job.process_start(os.getpid())]))
