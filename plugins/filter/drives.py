@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters over the collection's drive facts. Documentation: select_drives.yml and drive_verdict.yml beside this
-file."""
+"""Filters over the collection's drive facts. Documentation: select_drives.yml, drive_verdict.yml and selection_problems.yml
+beside this file."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -14,6 +14,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.records i
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import (
     drive_verdict as _drive_verdict,
     select_drives as _select_drives,
+    selection_problems as _selection_problems,
 )
 
 
@@ -30,6 +31,16 @@ def select_drives(facts, selection, allow_mounted_by=None, allow_held_by=None):
         raise AnsibleFilterError('select_drives: %s' % exc)
 
 
+def selection_problems(facts, selection):
+    """``ansible_facts.checkpoint_io | ai_storage.checkpoint_io.selection_problems(checkpoint_io_data_drives)``: the
+    messages that stop the selection on this node ([] when usable); never raises on a bad selection."""
+    try:
+        nvme = section(facts, 'nvme', required=True)
+    except ValueError as exc:
+        return ['selection_problems: %s' % exc]
+    return _selection_problems(nvme, selection, allow_held_by=own_holders(facts) or None)
+
+
 def drive_verdict(selection, destructive=False):
     """``selection | ai_storage.checkpoint_io.drive_verdict(destructive=true)``: {errors, warnings} of a selection."""
     try:
@@ -42,4 +53,4 @@ class FilterModule(object):
     """The collection-wide data drive selection."""
 
     def filters(self):
-        return {'select_drives': select_drives, 'drive_verdict': drive_verdict}
+        return {'select_drives': select_drives, 'drive_verdict': drive_verdict, 'selection_problems': selection_problems}

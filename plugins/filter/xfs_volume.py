@@ -58,9 +58,16 @@ def xfs_volume_plan(facts, selection, settings, target_size_bytes=None, allow_he
     return plan
 
 
-def xfs_settings_errors(settings):
-    """``__xfs_settings | ai_storage.checkpoint_io.xfs_settings_errors``: what is wrong with the settings alone."""
-    return _plan.settings_errors(_settings(settings, 'xfs_settings_errors'))
+def xfs_settings_errors(settings, given_only=False):
+    """``__xfs_settings | ai_storage.checkpoint_io.xfs_settings_errors``: what is wrong with the settings alone.
+    ``given_only``: only the errors of the settings in the dict (the first play checks what the inventory gives,
+    the role's defaults filling the rest later)."""
+    settings = _settings(settings, 'xfs_settings_errors')
+    errors = _plan.settings_errors(settings)
+    if given_only:
+        errors = [e for e in errors if any(e.startswith('xfs_%s:' % key) or e.startswith('xfs_%s ' % key)
+                                           for key in settings)]
+    return errors
 
 
 def xfs_signature_verdicts(wipefs_output, devices, ours=None, force=None):

@@ -52,7 +52,7 @@ USER_MAX = 32
 SPEC = {
     'checkpoint_io_hosts': ('str', 'checkpoint_nodes', None, 'the inventory group the plays run on'),
     'checkpoint_io_data_drives': ('dict', None, None, 'the data drives: serials, devices, models (regexes), subsystems (NVMe-oF NQNs); '
-                                                      'unset: every NVMe drive not in use'),
+                                                      'required: unset, the run refuses every node in its first play'),
     'checkpoint_io_training_user': ('user', None, (USER_MAX,), 'the user that runs training (io_uring group, memlock, '
                                                                'the checkpoint directory\'s owner); unset: root'),
     'checkpoint_io_ranks': ('int', 8, (1, MAX_RANKS), 'ranks per node that write the checkpoint at once'),

@@ -291,6 +291,25 @@ def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=No
     return {'selected': selected, 'refused': refused, 'unmatched': unmatched}
 
 
+def selection_problems(nvme_facts, selection, allow_mounted_by=None, allow_held_by=None):
+    """What stops ``selection`` (checkpoint_io_data_drives) on this node, as messages ([] when it can be used),
+    for the first play of a run, before anything changes: the selection unset or malformed, a serial that names
+    several namespaces, and every serial or device it names that is no drive here (a misspelt serial). Models and
+    subsystems are patterns and NQNs a fleet shares (an NVMe-oF subsystem is connected later, by nvmeof_rdma): one
+    that matches nothing on a node is not a problem here."""
+    try:
+        found = select_drives(nvme_facts, selection, allow_mounted_by=allow_mounted_by, allow_held_by=allow_held_by)
+    except ValueError as exc:
+        return [str(exc)]
+    missing = [key for key in found['unmatched'] if key.startswith(('serial ', 'device '))]
+    if not missing:
+        return []
+    nvme_facts = _nvme_section(nvme_facts, 'selection_problems')
+    here = sorted(set(c.get('serial') for c in _controllers(nvme_facts).values() if c.get('serial')))
+    return ['%s names %s, which %s no NVMe drive on this node (its controllers\' serials: %s)'
+            % (VARIABLE, ', '.join(missing), 'is' if len(missing) == 1 else 'are', ', '.join(here) or 'none')]
+
+
 def namespaces_by_serial(namespaces, controllers):
     """{controller serial: [the namespaces whose controllers carry it]}: one entry per namespace (a multipath
     head, or two block devices of one namespace - one WWID - count once)."""

@@ -34,8 +34,9 @@ FACTS = {'nvme': NVME}  # the whole ansible_facts.checkpoint_io, as every filter
 
 def test_filter_is_registered_under_its_documented_name():
     filters = drives.FilterModule().filters()
-    assert list(filters) == ['select_drives', 'drive_verdict']
+    assert list(filters) == ['select_drives', 'drive_verdict', 'selection_problems']
     assert filters['select_drives'] is drives.select_drives and filters['drive_verdict'] is drives.drive_verdict
+    assert filters['selection_problems'] is drives.selection_problems
 
 
 def test_filter_in_a_template():

@@ -387,3 +387,26 @@ def test_a_force_names_one_namespace_of_a_controller_with_several():
     assert [identity.named_by(d, ['wwid-nvme3n1']) for d in drives] == ['wwid-nvme3n1', None]
     single = select_drives(FACTS, {'serials': ['DATA0001']})['selected'][0]
     assert identity.named_by(single, ['DATA0001']) == 'DATA0001'  # one namespace: the serial alone names it
+
+
+def test_the_first_play_names_what_stops_the_selection_on_this_node():
+    """Issue 31, findings 11 and 17: checked in the first play, before any role changes a node."""
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import selection_problems
+    assert selection_problems(FACTS, {'serials': ['DATA0001']}) == []
+    (problem,) = selection_problems(FACTS, {'serials': ['DATA0001', 'DATA0O02'], 'devices': ['/dev/nvme9n1']})
+    assert 'names serial DATA0O02, device /dev/nvme9n1, which are no NVMe drive on this node' in problem
+    assert 'DATA0001, DATA0002' in problem  # the serials it has
+    assert 'is not set' in selection_problems(FACTS, None)[0]
+    assert 'selects nothing' in selection_problems(FACTS, {})[0]
+    assert 'MULTI01/<nsid>' in selection_problems(MULTI, {'serials': ['MULTI01']})[0]
+    # a model pattern or an NQN a fleet shares may match nothing on one node
+    assert selection_problems(FACTS, {'models': ['^NOSUCH'], 'subsystems': ['nqn.2026-12.io.x:absent']}) == []
+
+
+def test_the_first_play_checks_only_the_xfs_settings_the_inventory_gives():
+    from ansible_collections.ai_storage.checkpoint_io.plugins.filter.xfs_volume import xfs_settings_errors
+    over = {'label': u'ckpt\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9'}  # 10 characters, 16 bytes
+    assert xfs_settings_errors(over, given_only=True) == [
+        u"xfs_label: 'ckpt\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9' must be at most 12 bytes (UTF-8) without spaces"]
+    assert any('xfs_mount_point' in e for e in xfs_settings_errors(over))  # without given_only: all of them
+    assert xfs_settings_errors({'label': 'ckpt'}, given_only=True) == []
