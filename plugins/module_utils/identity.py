@@ -106,6 +106,8 @@ def read_identity(name, sysfs_root='/sys'):
 def _namespaces_of(disk_dir):
     """How many namespaces the controller (or, for a multipath head, the subsystem) of ``disk_dir`` has."""
     parent = os.path.dirname(os.path.realpath(disk_dir))
+    if not re.match(r'^nvme(\d+|-subsys\d+)$', os.path.basename(parent)):
+        return None  # not below an NVMe controller or subsystem (a partition, another kind of device)
     try:
         names = os.listdir(parent)
     except OSError:

@@ -1066,6 +1066,7 @@ ROLES = {
         'entries': {
             'main': {'options': shared(_preflight_names())},
             'release': {'preflight_first': True, 'options': shared(['checkpoint_io_state_dir'])},
+            'renew': {'preflight_first': True, 'options': shared(['checkpoint_io_state_dir', 'checkpoint_io_lock_ttl'])},
         },
     },
     'fleet_report': {
