@@ -23,8 +23,8 @@ def aio_settings(facts):
     return _call('aio_settings', _v.aio_settings, facts)
 
 
-def checkpoint_shape(avail_bytes, ranks, full_size, share):
-    return _call('checkpoint_shape', _v.checkpoint_shape, avail_bytes, ranks, full_size, share)
+def checkpoint_shape(avail_bytes, ranks, full_size, share, asked=False):
+    return _call('checkpoint_shape', _v.checkpoint_shape, avail_bytes, ranks, full_size, share, asked)
 
 
 def queue_settings(facts, names):

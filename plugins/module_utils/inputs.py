@@ -72,8 +72,9 @@ SPEC = {
                                                        'role\'s volume'),
     'checkpoint_io_verify_ranks': ('int', None, (1, MAX_RANKS), 'ranks of the verification write; unset: '
                                                                 'checkpoint_io_ranks'),
-    'checkpoint_io_verify_total_size': ('size', '105G', None, 'the checkpoint size written (all ranks), capped '
-                                                              'by checkpoint_io_verify_free_share of free space'),
+    'checkpoint_io_verify_total_size': ('size', '105G', None, 'the checkpoint size written (all ranks); unset, '
+                                                              '105G scaled down to checkpoint_io_verify_free_share of '
+                                                              'free space; set, refused where it does not fit'),
     'checkpoint_io_verify_free_share': ('number', 0.25, (0.0, 0.9, True, False),
                                         'the most of the free space the verification may write'),
     'checkpoint_io_verify_repeats': ('int', 3, (1, 20), 'runs of each verification write (median and spread)'),

@@ -34,14 +34,21 @@ def aio_settings(facts):
     return settings
 
 
-def checkpoint_shape(avail_bytes, ranks, full_size, share):
+def checkpoint_shape(avail_bytes, ranks, full_size, share, asked=False):
     """{ranks, total_bytes}: MLPerf Storage's checkpoint (``full_size`` over ``ranks``) scaled down to ``share`` of
-    the space there is, in whole 1 MiB blocks per rank. Raises ValueError when not one block per rank fits."""
+    the space there is, in whole 1 MiB blocks per rank. Raises ValueError when not one block per rank fits.
+    ``asked``: the size is the user's (checkpoint_io_verify_total_size set), never scaled down: one that does not fit
+    in ``share`` of the space is refused, naming the limit."""
     ranks, avail, full = int(ranks), int(avail_bytes), int(full_size)
     if ranks < 1:
         raise ValueError('ranks: %r is below the minimum 1' % (ranks,))
     unit = ranks * BLOCK
-    total = min(full, int(avail * float(share))) // unit * unit
+    room = int(avail * float(share))
+    if asked and full > room:
+        raise ValueError('checkpoint_io_verify_total_size: %d bytes does not fit: at most %d bytes (%s of the %d bytes '
+                         'free) may be written; lower it, raise checkpoint_io_verify_free_share, or leave the size '
+                         'unset to scale the default checkpoint to the space' % (full, room, share, avail))
+    total = min(full, room) // unit * unit
     if total <= 0:
         raise ValueError('%d bytes free x share %s leave less than one 1 MiB block for each of the %d ranks: free '
                          'some space or lower checkpoint_io_verify_ranks' % (avail, share, ranks))

@@ -695,7 +695,8 @@ INPUT_OVERRIDES = {
                    'reason': 'a single serial: the selection takes a string as a list of one'}]},
     'checkpoint_io_verify_total_size': {
         'type': 'size', 'null': 'accept',
-        'accept': {'huge': 'capped by checkpoint_io_verify_free_share of the free space (documented)'}},
+        'accept': {'huge': 'a size: the verification refuses it where it does not fit in checkpoint_io_verify_free_share '
+                           'of the free space (checkpoint_shape, asked)'}},
     'checkpoint_io_serial': {
         'type': 'raw', 'null': 'accept', 'accept': {'list': 'one host per batch'},
         'extra': [{'kind': 'zero', 'value': 0}, {'kind': 'zero_percent', 'value': '0%'},

@@ -117,3 +117,14 @@ def test_the_roles_argument_specs_are_the_inputs_table(role):
             assert option == argument_spec_options([name])[name], (entry, name)
     if role == 'preflight':
         assert sorted(specs['main']['options']) == sorted(SPEC)
+
+
+def test_a_size_the_user_asked_for_is_kept_or_refused_never_scaled_down():
+    """Issue 31, finding 13: a checkpoint far beyond the volume (1024T) was scaled to the space without a word."""
+    gib = 1 << 30
+    assert v.checkpoint_shape(400 * gib, 8, 105 * gib, 0.25) == {'ranks': 8, 'total_bytes': 100 * gib}  # default: scaled
+    assert v.checkpoint_shape(400 * gib, 8, 64 * gib, 0.25, asked=True) == {'ranks': 8, 'total_bytes': 64 * gib}
+    with pytest.raises(ValueError) as err:
+        v.checkpoint_shape(400 * gib, 8, 1024 << 40, 0.25, asked=True)
+    assert 'checkpoint_io_verify_total_size: %d bytes does not fit: at most %d bytes' % (1024 << 40, 100 * gib) \
+        in str(err.value)
