@@ -689,7 +689,8 @@ INPUT_OVERRIDES = {
                                         'accept': {'empty': 'no DeepSpeed file'}},
     'checkpoint_io_data_drives': {
         'null': 'accept', 'type': 'dict',
-        'accept': {'empty': 'the roles\' drive selection refuses it naming the variable (selection.py)'},
+        'accept': {'empty': 'the first play of tune_checkpoint_nodes refuses it against the node\'s facts, naming the '
+                            'variable (selection_problems), before any role runs'},
         'extra': [{'kind': 'typo_key', 'value': {'serial': ['DATA0001']}, 'expect_in': 'serial'},
                   {'kind': 'serials_str', 'value': {'serials': 'DATA0001'}, 'expect': 'accept',
                    'reason': 'a single serial: the selection takes a string as a list of one'}]},
