@@ -96,6 +96,9 @@ def properties_of(text):
     return None if text is None else parse_cufile_json(text).get('properties')
 
 
+_ABSENT = object()
+
+
 def restore_text(entry, text):
     """(the text to leave, or None to remove the file; a warning or None) for the recorded ``entry``."""
     written = entry.get('written')
@@ -109,12 +112,17 @@ def restore_text(entry, text):
     ours = present_values(written) if written else {}
     before = present_values(original) if original else {}
     keys = [key for key in ours if not jsonc.same(ours[key], before.get(key))]
-    back = dict((key, before[key] if key in before else CUFILE_DEFAULTS.get(key)) for key in keys)
-    stays = sorted(key for key, value in back.items() if value is None)
-    back = dict((key, value) for key, value in back.items() if value is not None)
+    back = dict((key, before[key]) for key in keys if key in before)
+    added = sorted(key for key in keys if key not in before)
     new_text, _changed = set_keys(text, back)
-    warning = ('changed since the collection wrote it: only the keys it set (%s) were put back to their values found '
-               '(NVIDIA\'s default where the file had none)' % (', '.join(sorted(back)) or 'none'))
-    if stays:
-        warning += '; %s had no value before and has no documented default: left as is' % ', '.join(stays)
+    new_text = jsonc.remove_keys(new_text, added)  # what the original did not have goes again
+    parents = sorted(set('.'.join(key.split('.')[:depth]) for key in added for depth in range(1, key.count('.') + 1)),
+                     key=lambda name: -name.count('.'))
+    for parent in parents:  # an object the module made for them, empty now and absent from the original
+        if jsonc.get(original or '{}', parent, _ABSENT) is _ABSENT and jsonc.get(new_text, parent) == {}:
+            new_text = jsonc.remove_keys(new_text, [parent])
+    warning = ('changed since the collection wrote it: only the keys it set were put back (%s to their values found'
+               '%s), every other change kept' % (', '.join(sorted(back)) or 'none',
+                                                 ('; %s, which the file did not have, removed' % ', '.join(added))
+                                                 if added else ''))
     return new_text, warning

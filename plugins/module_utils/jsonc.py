@@ -15,6 +15,8 @@ last one wins (as with :func:`json.loads`). ``NaN``, ``Infinity`` and other non-
   (nested objects created as needed), and every other character - comments and layout included - is kept. When
   every value is already there (``True`` and ``1`` differ, ``1`` and ``1.0`` do not), the very same text object
   comes back.
+* :func:`remove_keys` - dotted keys taken out of the text (the member, its comma and, when it stood alone on its
+  line, that line), every other character kept.
 * :func:`get` - one dotted key of a text or of a parsed value.
 * :func:`same` - JSON equality as this module sees it (``True`` is not ``1``; ``1`` is ``1.0``), used by
   ``cufile_edit`` to say what changed.
@@ -322,3 +324,46 @@ def set_values(text, values):
         if new is not text:
             text, root = new, _root_object(new)
     return text
+
+
+def _remove_one(text, root, dotted):
+    keys = _split(dotted)
+    node, parent, member = root, None, None
+    for key in keys:
+        if node.members is None:
+            return text
+        found = _find(node, key)
+        if found is None:
+            return text
+        parent, member, node = node, found, found.node
+    index = parent.members.index(member)
+    previous = parent.members[index - 1] if index > 0 else None
+    if member.comma is None and previous is not None and previous.comma is not None:
+        # the last member: it goes with the comma before it (and what lay between: its line's indentation, its
+        # comments), so the one before becomes the last
+        return text[:previous.comma] + text[member.node.end:]
+    start, end = member.key_start, (member.comma + 1 if member.comma is not None else member.node.end)
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    if not text[line_start:start].strip() and not text[end:line_end].strip():
+        return text[:line_start] + text[line_end + 1:]  # it stood alone on its line: the line goes
+    return text[:start] + text[end:].lstrip(" ")
+
+
+def remove_keys(text, dotted_keys):
+    """``text`` without each dotted key of ``dotted_keys`` (a missing one is skipped): the member and its comma go,
+    and its line when it stood alone on it; the same object when none was there. Raises :class:`JsoncError` for a
+    bad text, and when the result would not parse or still held a key (never written then)."""
+    root = _root_object(text)
+    for dotted in dotted_keys:
+        new = _remove_one(text, root, dotted)
+        if new is not text:
+            text, root = new, _root_object(new)
+    for dotted in dotted_keys:
+        if get(root.value, dotted, _MISSING) is not _MISSING:
+            raise JsoncError("cannot remove %r: it is still there (a duplicate key?)" % dotted)
+    return text
+
+
+_MISSING = object()

@@ -28,8 +28,8 @@ description:
   - Before the first change the module records the file as found (its text, or that there was none) in the state
     store's record C(cufile_config) (O(state_dir)), keyed by the file's real path, with the text it wrote.
     O(state=restored) puts the original text back when the file is as the module left it; a file changed since
-    gets only the module's keys set back to their original values (a key the original did not have gets NVIDIA's
-    default) and a warning; a file the module created is removed only when it is as the module left it.
+    gets only the module's keys set back to their original values (a key the original did not have is removed,
+    with an object the module made for it) and a warning; a file the module created is removed only when it is as the module left it.
 author:
   - ai_storage checkpoint_io maintainers (@ai-storage)
 requirements:

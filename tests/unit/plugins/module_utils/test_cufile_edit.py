@@ -134,9 +134,13 @@ def test_restore_existing_file_unchanged_is_the_original(unchanged):
 def test_restore_existing_file_changed_puts_back_only_the_modules_keys():
     edited = _written().replace('"use_poll_mode": false', '"use_poll_mode": true')
     restored, warning = restore_text({'existed': True, 'original': ORIGINAL, 'written': _written()}, edited)
-    assert present_values(restored) == {DIRECT: 4096, POLL: True, DEPTH: CUFILE_DEFAULTS[DEPTH]}
+    # issue 31, finding 3: the key the original did not have is removed (it was set to NVIDIA's default before), and
+    # the object the module made for it too
+    assert present_values(restored) == {DIRECT: 4096, POLL: True}
+    assert jsonc.get(restored, 'execution') is None
     assert '// site settings: do not remove this comment' in restored
-    assert 'only the keys it set (%s, %s) were put back' % (DEPTH, DIRECT) in warning
+    assert 'only the keys it set were put back (%s to their values found; %s, which the file did not have, ' \
+           'removed)' % (DIRECT, DEPTH) in warning
 
 
 def test_restore_changed_file_names_none_when_no_key_can_be_put_back():
@@ -146,5 +150,6 @@ def test_restore_changed_file_names_none_when_no_key_can_be_put_back():
     edited = written.replace('"use_poll_mode": false', '"use_poll_mode": true')
     restored, warning = restore_text({'existed': True, 'original': ORIGINAL, 'written': written}, edited)
     assert jsonc.get(restored, POLL) is True  # the user's change stays
-    assert '(none)' in warning, warning
-    assert 'properties.gds_rdma_write_support had no value before and has no documented default: left as is' in warning
+    assert jsonc.get(restored, 'properties.gds_rdma_write_support') is None  # the module's key goes again
+    assert '(none to their values found; properties.gds_rdma_write_support, which the file did not have, removed)' \
+        in warning, warning

@@ -18,6 +18,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.jsonc imp
     JsoncError,
     get,
     parse,
+    remove_keys,
     set_values,
 )
 
@@ -564,3 +565,15 @@ def test_random_documents(seed):
     assert not _comments_kept(out, doc.comments)
     assert set_values(out, values) is out
     assert set_values(text, {}) is text
+
+
+def test_remove_keys_takes_the_member_its_comma_and_its_line_and_keeps_every_other_character():
+    text = ('{\n    // a comment\n    "p": {\n        "a": 1, // on a\n        "b": 2,\n        "c": 3\n    },\n'
+            '    "e": {"x": 1, "y": true}\n}\n')
+    assert remove_keys(text, ['p.b']) == text.replace('        "b": 2,\n', '')
+    assert remove_keys(text, ['p.c']) == text.replace('"b": 2,\n        "c": 3\n', '"b": 2\n')
+    assert remove_keys(text, ['e.y']) == text.replace('"x": 1, "y": true', '"x": 1')
+    assert remove_keys(text, ['e.x']) == text.replace('{"x": 1, "y": true}', '{"y": true}')
+    assert remove_keys('{"a": 1}', ['a']) == '{}'
+    assert remove_keys(text, ['p.nope', 'nope.x']) is text
+    assert parse(remove_keys(text, ['p.a', 'p.b', 'p.c']))['p'] == {}

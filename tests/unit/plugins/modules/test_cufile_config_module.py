@@ -269,14 +269,14 @@ def test_restored_after_an_edit_sets_back_only_the_modules_keys(capsys, node, wa
     assert rc == 0, out
     assert out['changed'] is True and out['restored'] is True and out['removed_file'] is False
     text = node.text()
-    # the module's keys are back to their values found (NVIDIA's default for the one the file did not set) ...
+    # the module's keys are back to their values found, and the one the file did not have is gone again (issue 31,
+    # finding 3: it was left, set to NVIDIA's default) ...
     expected = (edited
                 .replace('"max_io_queue_depth": 32,', '"max_io_queue_depth": 128,')
                 .replace('"max_direct_io_size_kb" : 8192,', '"max_direct_io_size_kb" : 16384,')
                 .replace('"allow_compat_mode": false,', '"allow_compat_mode": true,')
-                .replace('"max_device_pinned_mem_size_kb": 2097152',
-                         '"max_device_pinned_mem_size_kb": %d'
-                         % CUFILE_DEFAULTS['properties.max_device_pinned_mem_size_kb']))
+                .replace('        "rdma_dev_addr_list": [ ],\n        "max_device_pinned_mem_size_kb": 2097152\n',
+                         '        "rdma_dev_addr_list": [ ]\n'))
     assert text == expected
     # ... and the other edits are kept
     assert '"max_io_threads": 12, // raised by hand' in text and '// logging (edited by hand)' in text
