@@ -70,6 +70,13 @@ options:
         (a sweep removes its scratch files on TERM) and collect the job.
     type: bool
     default: false
+  max_runtime:
+    description:
+      - Seconds since the job started (its record, the node's clock) after which a poll ends it as O(cancel) does
+        and fails, naming the limit - the poll loops of the roles end by it whatever the node says. Unset, no
+        limit (the worker still ends fio at the module's own C(timeout)).
+    type: int
+    version_added: 0.9.0
   job_store:
     description:
       - The job store the write was started in.
@@ -262,10 +269,11 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job, scratch
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_write import number
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_write import int_in_range, number
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
 
 MAX_WAIT_S = 3600
+MAX_RUNTIME_S = 7 * 86400
 KINDS = {'checkpoint_write': 'write', 'queue_depth_sweep': 'sweep'}
 
 
@@ -322,6 +330,7 @@ def main():
         job_id=dict(type='str'),
         wait=dict(type='raw', default=5),
         cancel=dict(type='bool', default=False),
+        max_runtime=dict(type='int'),
         job_store=dict(type='path', default=fio_job.JOB_STORE),
         reap=dict(type='bool', default=False),
         state_dir=dict(type='path', default=STATE_DIR),
@@ -334,6 +343,8 @@ def main():
         scratch.check_state_dir(params['state_dir'])
         if not params['reap']:
             params['wait'] = number(params['wait'], 'wait')
+        if params['max_runtime'] is not None:
+            int_in_range(params['max_runtime'], 'max_runtime', 1, MAX_RUNTIME_S)
     except (ValueError, fio_job.JobError, scratch.ScratchError) as exc:
         module.fail_json(msg=str(exc), **response)
     if params['reap']:
@@ -350,6 +361,16 @@ def main():
             module.fail_json(msg='job %s is a %s job, not a checkpoint write or a queue depth sweep'
                              % (job_id, record.get('kind')), **response)
         response['label'] = record.get('label')
+        overdue = (params['max_runtime'] is not None and not params['cancel']
+                   and time.time() - float(record.get('started') or 0) > params['max_runtime'])
+        if overdue:
+            cancelled = fio_job.cancel(job_id, store)
+            response.update(finished=True, cancelled=cancelled, progress=progress(record, job_id, store))
+            fio_job.collect(job_id, store)
+            scratch.reap(params['state_dir'], job_id=job_id)
+            module.fail_json(msg='%s: the %s ran past max_runtime %d s: it was %s (fio ended, its files removed)'
+                             % (job_id, kind, params['max_runtime'], 'cancelled' if cancelled else 'collected'),
+                             **response)
         if params['cancel']:
             response['cancelled'] = fio_job.cancel(job_id, store)
             response.update(finished=True, progress=progress(record, job_id, store))

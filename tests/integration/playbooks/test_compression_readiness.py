@@ -74,3 +74,18 @@ def test_the_summary_shows_the_line(tmp_path, ckpts):
     assert rc == 0, out[-3000:]
     assert "compression: 'huffman: bf16 x" in out, out[-3000:]
     assert 'write-bound: write 10.0 MiB/s' in out
+
+
+def test_check_mode_writes_nothing_on_the_controller(tmp_path, ckpts):
+    """Issue 31, finding 10: --check measured and then wrote <report_dir>/compression/<node>.json (the two tasks
+    forced check_mode: false); now the report directory is as it was."""
+    reports = tmp_path / 'reports'
+    (reports / 'verify').mkdir(parents=True)
+    (reports / 'verify' / 'localhost.json').write_text(json.dumps({'after': {'throughput_gib_s': {'median': 1.5}}}))
+    before = sorted(str(p.relative_to(reports)) for p in reports.rglob('*'))
+    extra = {'checkpoint_io_hosts': 'localhost', 'checkpoint_io_report_dir': str(reports),
+             'checkpoint_io_compression_paths': [ckpts[4]['torch']],
+             'checkpoint_io_compression_roots': [os.path.dirname(os.path.dirname(ckpts[4]['torch']))]}
+    rc, out = run_playbook(PLAYBOOK, '--check', '-e', json.dumps(extra))
+    assert rc == 0, out[-3000:]
+    assert sorted(str(p.relative_to(reports)) for p in reports.rglob('*')) == before

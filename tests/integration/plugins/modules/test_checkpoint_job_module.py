@@ -221,3 +221,20 @@ def test_the_store_is_made_private(tmp_path, capsys):
     assert rc == 0
     assert stat.S_IMODE(os.lstat(store).st_mode) == 0o700
     poll(capsys, store, started['job_id'], cancel=True)
+
+
+def test_a_poll_past_max_runtime_ends_the_job_and_fails_naming_the_limit(tmp_path, capsys, store):
+    """Issue 31, finding 9: the roles' poll loops had no deadline; the poll itself now ends a job past it."""
+    target = directory(tmp_path)
+    fake = fake_fio(tmp_path, WRITE_FIRST + u'exec sleep 60\n')
+    rc, started = start(capsys, store, directories=[target], ranks=1, shard_size='1M', fio_path=fake)
+    assert rc == 0
+    record = fio_job.load(started['job_id'], store)
+    rc, out = poll(capsys, store, started['job_id'], wait=0, max_runtime=60)
+    assert rc == 0 and not out['finished']  # within the limit: polled as before
+    time.sleep(2)
+    rc, out = poll(capsys, store, started['job_id'], wait=0, max_runtime=1)
+    assert rc == 1 and 'ran past max_runtime 1 s: it was cancelled' in out['msg'], out
+    assert out['cancelled'] is True and out['finished'] is True
+    assert fio_job.session_members(record['session']) == []
+    assert os.listdir(target) == [] and os.listdir(store) == []
