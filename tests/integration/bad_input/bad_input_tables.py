@@ -192,8 +192,9 @@ MODULES = {
         'options': {
             'job_id': {'extra': [{'kind': 'traversal', 'value': '../../etc'}]},
             'wait': {'range': (0, 3600), 'null': 'refuse'},
-            'max_runtime': {'range': (1, 604800), 'accept': {'null': 'no limit (documented): the worker still ends '
-                                                                      'fio at the write\'s own timeout'}},
+            'max_runtime': {'range': (1, 604800),
+                            'accept': {'null': 'no limit (documented): the worker still ends fio at the write\'s '
+                                               'own timeout'}},
             'cancel': {},
             'reap': {},
             'state_dir': state_dir_opt('scratch', null='refuse'),
