@@ -86,6 +86,17 @@ def ensure_store(path=JOB_STORE):
     return path
 
 
+HEARTBEAT_RANGE = (30, 86400)
+
+
+def check_heartbeat(value, option='heartbeat'):
+    """A module's heartbeat option: 0 (off) or seconds within HEARTBEAT_RANGE; JobError naming the value."""
+    low, high = HEARTBEAT_RANGE
+    if isinstance(value, bool) or not isinstance(value, int) or (value != 0 and not low <= value <= high):
+        raise JobError('%s: %r is outside %d..%d seconds (or 0: no heartbeat)' % (option, value, low, high))
+    return value
+
+
 def job_dir(job_id, store=JOB_STORE):
     check_store_path(store)
     if not isinstance(job_id, str) or not _JOB_ID.match(job_id) or job_id in ('.', '..'):

@@ -75,6 +75,7 @@ seealso:
   - module: ai_storage.checkpoint_io.queue_depth_sweep
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - ai_storage.checkpoint_io.background_job
 attributes:
   check_mode:
     support: none
@@ -226,15 +227,6 @@ options:
     type: bool
     default: false
     version_added: 0.2.0
-  heartbeat:
-    description:
-      - With O(background=true), seconds the job lives without a poll by M(ai_storage.checkpoint_io.checkpoint_job)
-        (every poll renews it). A controller killed, or its connection lost, stops polling, and the detached worker
-        then ends fio and removes the run's files within this deadline instead of writing on until O(timeout).
-        V(0) turns it off (the job then ends only at O(timeout) or when cancelled). 30 to 86400, or 0.
-    type: int
-    default: 300
-    version_added: 0.9.0
   job_store:
     description:
       - Directory of the background jobs' records (made mode 0700; refused when it is a symlink, belongs to
@@ -703,8 +695,7 @@ def validate(module, params, result):
             layout = rank_layout(params['directories'], params['ranks'])
         if params['background']:
             fio_job.check_store_path(params['job_store'])
-            if params['heartbeat'] != 0:
-                int_in_range(params['heartbeat'], 'heartbeat', 30, 86400)
+            fio_job.check_heartbeat(params['heartbeat'])
         if params['fio_path']:
             check_fio_path(params['fio_path'])
         scratch.check_state_dir(params['state_dir'])

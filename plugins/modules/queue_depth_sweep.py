@@ -57,6 +57,7 @@ seealso:
   - module: ai_storage.checkpoint_io.checkpoint_write
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - ai_storage.checkpoint_io.background_job
 attributes:
   check_mode:
     support: none
@@ -201,15 +202,6 @@ options:
       - A name for the background job (its job id starts with it).
     type: str
     version_added: 0.2.0
-  heartbeat:
-    description:
-      - With O(background=true), seconds the job lives without a poll by M(ai_storage.checkpoint_io.checkpoint_job)
-        (every poll renews it). A controller killed, or its connection lost, stops polling, and the detached worker
-        then ends fio and removes the run's files within this deadline instead of writing on until O(timeout).
-        V(0) turns it off (the job then ends only at O(timeout) or when cancelled). 30 to 86400, or 0.
-    type: int
-    default: 300
-    version_added: 0.9.0
   job_store:
     description:
       - The root-owned directory of background jobs (made mode 0700 when missing; refused when it is a symlink,
@@ -537,8 +529,7 @@ def validate(module, params, result):
             params[name] = number(params[name], name)
         if params['background']:
             fio_job.check_store_path(params['job_store'])
-            if params['heartbeat'] != 0:
-                int_in_range(params['heartbeat'], 'heartbeat', 30, 86400)
+            fio_job.check_heartbeat(params['heartbeat'])
         fraction_in_range(params['free_space_margin'], 'free_space_margin')
         fraction_in_range(params['fraction'], 'fraction', 0.0, 1.0, low_open=True, high_open=False)
         plateau_reached([], params['plateau_gain'], params['plateau_points'])
