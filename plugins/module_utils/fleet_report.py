@@ -32,6 +32,7 @@ import zlib
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import repeats
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.atomic_file import atomic_output
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import loads_strict
 
 SCHEMA = 'ai_storage.checkpoint_io.fleet_report'
 SCHEMA_VERSION = 1
@@ -461,34 +462,17 @@ def iter_cache(cache_dir, prefix=''):
         seen.add(host)
         with open(path, 'rb') as handle:
             try:
-                doc = strict_json(handle.read().decode('utf-8'))
+                doc = loads_strict(handle.read().decode('utf-8'))
             except ValueError as exc:
                 yield host, {'__unreadable__': name, '__why__': str(exc)}
                 continue
         if isinstance(doc, dict) and '__payload__' in doc:
             payload = doc['__payload__']
             try:
-                doc = strict_json(payload) if isinstance(payload, str) else payload
+                doc = loads_strict(payload) if isinstance(payload, str) else payload
             except ValueError as exc:
                 doc = {'__unreadable__': name, '__why__': str(exc)}
         yield host, doc
-
-
-def _not_json_number(text):
-    raise ValueError('%s is not a number JSON allows' % text)
-
-
-def _finite(text):
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError('%s is out of range for a number' % text)
-    return value
-
-
-def strict_json(text):
-    """A JSON document as RFC 8259 has it: NaN, Infinity and numbers beyond a float's range refused (ValueError),
-    where Python's json would take them (and the report's JSON and page could not carry them)."""
-    return json.loads(text, parse_constant=_not_json_number, parse_float=_finite)
 
 
 def csv_cell(value):

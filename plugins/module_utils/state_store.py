@@ -127,10 +127,19 @@ def _bounded_int(text):
     return int(text)
 
 
+def _finite_float(text):
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError('%s is out of range for a number' % text)
+    return value
+
+
 def loads_strict(text):
-    """JSON text to an object; ValueError for what :func:`json.loads` lets through but JSON is not (NaN, Infinity),
-    a key twice in one object, and numbers of more than MAX_DIGITS digits."""
-    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_int=_bounded_int)
+    """JSON text to an object; ValueError for what :func:`json.loads` lets through but JSON is not (NaN, Infinity,
+    a number beyond a float's range such as 1e999), a key twice in one object, and numbers of more than MAX_DIGITS
+    digits."""
+    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_int=_bounded_int,
+                      parse_float=_finite_float)
 
 
 def check_dir(state_dir, uid=None):

@@ -240,7 +240,7 @@ def test_one_bad_node_is_named_and_the_others_reported(base, tmp_path):
         nodes = dict((n['host'], n) for n in json.load(handle)['nodes'])
     assert sorted(nodes) == ['good', 'inf', 'listed', 'nan', 'wrapped_inf'] and result['nodes'] == 5
     assert nodes['good']['status'] != 'error' or nodes['good']['errors'] == 1  # the fake node's own finding
-    for host, words in (('inf', 'out of range'), ('nan', 'NaN is not a number'), ('wrapped_inf', 'Infinity'),
+    for host, words in (('inf', 'out of range'), ('nan', 'NaN is not a JSON number'), ('wrapped_inf', 'Infinity'),
                         ('listed', 'the facts of listed cannot be reported (TypeError')):
         assert nodes[host]['status'] == 'error', host
         assert words in nodes[host]['findings'][0]['message'], (host, nodes[host]['findings'][0])
