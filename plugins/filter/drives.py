@@ -31,14 +31,15 @@ def select_drives(facts, selection, allow_mounted_by=None, allow_held_by=None):
         raise AnsibleFilterError('select_drives: %s' % exc)
 
 
-def selection_problems(facts, selection):
+def selection_problems(facts, selection, force=None):
     """``ansible_facts.checkpoint_io | ai_storage.checkpoint_io.selection_problems(checkpoint_io_data_drives)``: the
-    messages that stop the selection on this node ([] when usable); never raises on a bad selection."""
+    messages that stop the selection on this node ([] when usable); never raises on a bad selection. ``force``: the
+    xfs role's ``xfs_force``, checked against the node's namespaces too (when the run is to build the volume)."""
     try:
         nvme = section(facts, 'nvme', required=True)
     except ValueError as exc:
         return ['selection_problems: %s' % exc]
-    return _selection_problems(nvme, selection, allow_held_by=own_holders(facts) or None)
+    return _selection_problems(nvme, selection, allow_held_by=own_holders(facts) or None, force=force)
 
 
 def drive_verdict(selection, destructive=False):

@@ -43,9 +43,27 @@ def verify_line(report):
     return _call('verify_line', _v.report_line, report)
 
 
+def baseline_target(directories, selected, signed, force=None):
+    return _call('baseline_target', _v.baseline_target, directories, selected, signed, force)
+
+
+def write_places(df_output, dirs, facts=None):
+    return _call('write_places', _v.write_places, df_output, dirs, facts)
+
+
+def before_plan(baseline, drives_now, avail, ranks, full_size, share, asked=False):
+    return _call('before_plan', _v.before_plan, baseline, drives_now, avail, ranks, full_size, share, asked)
+
+
+def drive_ids(facts, names):
+    return _call('drive_ids', _v.drive_ids, facts, names)
+
+
 class FilterModule(object):
     """The checkpoint-write verification."""
 
     def filters(self):
         return {'aio_settings': aio_settings, 'checkpoint_shape': checkpoint_shape, 'queue_settings': queue_settings,
-                'before_side': before_side, 'verify_report': verify_report, 'verify_line': verify_line}
+                'before_side': before_side, 'verify_report': verify_report, 'verify_line': verify_line,
+                'baseline_target': baseline_target, 'write_places': write_places, 'before_plan': before_plan,
+                'drive_ids': drive_ids}

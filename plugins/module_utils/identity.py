@@ -466,3 +466,25 @@ def unnamed(names, identities):
     """The entries of ``names`` that name none of ``identities`` (a misspelt serial must not pass silently; a bare
     serial of a multi-namespace controller, see ambiguous_serials(), is one of them)."""
     return [name for name in names or [] if not any(named_by(ident, [name]) for ident in identities or [])]
+
+
+def check_force(value, drives, variable='xfs_force'):
+    """(names, errors) of a force (the drives that may be overwritten, by serial or WWID): a bare ``true`` is
+    refused, and so is a name that is none of ``drives`` (the members and the log device: a misspelt serial
+    must not pass unnoticed)."""
+    try:
+        names = force_names(value, variable)
+    except ValueError as exc:
+        return [], [str(exc)]
+    ambiguous = ambiguous_serials(names, drives)
+    if ambiguous:
+        return names, ['%s names %s, the serial of a controller with several namespaces (%s): a force names one '
+                       'namespace, as SERIAL/NSID or by its WWID' % (variable, name, '; '.join(found))
+                       for name, found in sorted(ambiguous.items())]
+    stray = unnamed(names, drives)
+    if stray:
+        return names, ['%s names %s, which %s none of the drives of this volume (%s); name them by serial or WWID'
+                       % (variable, ', '.join(stray), 'is' if len(stray) == 1 else 'are',
+                          '; '.join('%s: %s' % (d.get('device') or d.get('name'), describe(d)) for d in drives)
+                          or 'none')]
+    return names, []

@@ -26,6 +26,7 @@ import os
 import re
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import (
+    check_force,
     duplicate_groups,
     identity_key,
     split_serial_nsid,
@@ -291,23 +292,48 @@ def select_drives(nvme_facts, selection, allow_mounted_by=None, allow_held_by=No
     return {'selected': selected, 'refused': refused, 'unmatched': unmatched}
 
 
-def selection_problems(nvme_facts, selection, allow_mounted_by=None, allow_held_by=None):
+def selection_problems(nvme_facts, selection, allow_mounted_by=None, allow_held_by=None, force=None):
     """What stops ``selection`` (checkpoint_io_data_drives) on this node, as messages ([] when it can be used),
     for the first play of a run, before anything changes: the selection unset or malformed, a serial that names
     several namespaces, and every serial or device it names that is no drive here (a misspelt serial). Models and
     subsystems are patterns and NQNs a fleet shares (an NVMe-oF subsystem is connected later, by nvmeof_rdma): one
-    that matches nothing on a node is not a problem here."""
+    that matches nothing on a node is not a problem here. ``force``: ``xfs_force`` (:func:`force_problems`), when
+    the run is to build the volume."""
+    problems = force_problems(nvme_facts, force) if force is not None else []
     try:
         found = select_drives(nvme_facts, selection, allow_mounted_by=allow_mounted_by, allow_held_by=allow_held_by)
     except ValueError as exc:
-        return [str(exc)]
+        return [str(exc)] + problems
     missing = [key for key in found['unmatched'] if key.startswith(('serial ', 'device '))]
     if not missing:
-        return []
+        return problems
     nvme_facts = _nvme_section(nvme_facts, 'selection_problems')
     here = sorted(set(c.get('serial') for c in _controllers(nvme_facts).values() if c.get('serial')))
     return ['%s names %s, which %s no NVMe drive on this node (its controllers\' serials: %s)'
-            % (VARIABLE, ', '.join(missing), 'is' if len(missing) == 1 else 'are', ', '.join(here) or 'none')]
+            % (VARIABLE, ', '.join(missing), 'is' if len(missing) == 1 else 'are', ', '.join(here) or 'none')] + problems
+
+
+def node_identities(nvme_facts):
+    """Every NVMe namespace of the node as an identity a force is matched against: device, name, wwid (and the
+    other ids), its controller's serial, nsid and how many namespaces that serial reaches."""
+    nvme_facts = _nvme_section(nvme_facts, 'node_identities')
+    ctrls = _controllers(nvme_facts)
+    namespaces = [ns for ns in nvme_facts.get('namespaces') or [] if isinstance(ns, dict) and ns.get('name')]
+    by_serial = namespaces_by_serial(namespaces, ctrls)
+    out = []
+    for namespace in namespaces:
+        serial = next((ctrls.get(name, {}).get('serial') for name in namespace.get('controllers') or []
+                       if ctrls.get(name, {}).get('serial')), None)
+        out.append(dict(namespace, device='/dev/%s' % namespace['name'], serial=serial,
+                        serial_namespaces=len(by_serial.get(serial) or []) or None))
+    return out
+
+
+def force_problems(nvme_facts, force, variable='xfs_force'):
+    """What is wrong with a force (``xfs_force``: the drives that may be overwritten) on this node, before anything
+    changes: a bare ``true`` or a bad type, a bare serial of a controller with several namespaces, a name that is no
+    NVMe namespace of the node (a misspelt serial must stop the run, not pass as a force of nothing)."""
+    return check_force(force, node_identities(nvme_facts), variable)[1]
 
 
 def namespaces_by_serial(namespaces, controllers):

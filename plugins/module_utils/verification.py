@@ -11,11 +11,15 @@ __metaclass__ = type
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import AIO_DEFAULTS_DICT
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts_access import section
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import force_names, named_by
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import node_identities
 
 GIB = 1024 ** 3
 BLOCK = 1024 * 1024          # the shards are whole 1 MiB blocks per rank
 QUEUE_KEYS = ('scheduler', 'nr_requests', 'read_ahead_kb', 'max_sectors_kb', 'nomerges', 'rq_affinity', 'io_poll')
 SETTING_KEYS = ('queue_depth', 'block_size', 'intra_op_parallelism')
+# A directory whose filesystem is mounted at one of these is on the OS drive: the verification never writes there.
+OS_DIR_MOUNTS = ('/', '/boot', '/boot/efi', '/efi', '/usr', '/var')
 
 
 def _number(value):
@@ -176,3 +180,118 @@ def report_line(v):
     else:
         parts.append('ceiling not measured')
     return '; '.join(parts)
+
+
+def drive_ids(facts, names):
+    """The identities of the NVMe namespaces ``names`` (kernel names) as a baseline records them: the WWID, else
+    ``SERIAL/NSID``; sorted, each once (kernel names change between boots, these do not)."""
+    by_name = dict((ident['name'], ident) for ident in node_identities(section(facts, 'nvme')))
+    out = []
+    for name in names or []:
+        ident = by_name.get(name)
+        if not ident:
+            continue
+        key = ident.get('wwid') or ('%s/%s' % (ident.get('serial'), ident.get('nsid')) if ident.get('serial') else None)
+        if key and key not in out:
+            out.append(key)
+    return sorted(out)
+
+
+def baseline_target(directories, selected, signed, force):
+    """Where the checkpoint before tuning is written: {where: directory|drives|none, target, reason, expect}.
+
+    ``directories``: the checkpoint directories found (they exist); ``selected``: the data drives the xfs role is to
+    format (select_drives()['selected'], [] when it is not to build the volume); ``signed``: the kernel names of
+    those that carry a signature (wipefs); ``force``: xfs_force. A directory as found is written. Else the drives
+    are written raw only when every one is blank (no signature) and named in the force list (by serial, SERIAL/NSID
+    or WWID): a raw write destroys what a drive holds, signature or not (plain dm-crypt, an application's raw data,
+    an array member whose superblock was zeroed). Else nothing is measured, and the reason says how to get it."""
+    directories = list(directories or [])
+    if directories:
+        return {'where': 'directory', 'target': directories, 'expect': [],
+                'reason': 'the checkpoint directory as found (%s)' % ', '.join(directories)}
+    drives = [d for d in selected or [] if isinstance(d, dict) and d.get('name')]
+    none = {'where': 'none', 'target': [], 'expect': []}
+    if not drives:
+        return dict(none, reason='no checkpoint directory found and no blank data drives the xfs role is to format')
+    if signed:
+        return dict(none, reason='data drives carry signatures (%s): not written raw' % ', '.join(signed))
+    names = force_names(force, 'xfs_force')
+    unforced = [d for d in drives if not named_by(d, names)]
+    if unforced:
+        return dict(none, reason='the data drives the xfs role is to format are written raw only where xfs_force '
+                    'names them (not named: %s): the write destroys what they hold. Name them (xfs_force: [%s]) to '
+                    'measure the checkpoint write before tuning on them, or set checkpoint_io_verify_dirs'
+                    % (', '.join('%s (%s)' % (d.get('serial') or d.get('wwid'), d['name']) for d in unforced),
+                       ', '.join(str(d.get('serial') or d.get('wwid')) for d in drives)))
+    return {'where': 'drives', 'target': [d['name'] for d in drives],
+            'expect': [dict((k, d[k]) for k in ('name', 'serial', 'wwid', 'size_bytes') if d.get(k) is not None)
+                       for d in drives],
+            'reason': 'the blank data drives written raw (%s, named in xfs_force) before the xfs role formatted them'
+                      % ', '.join(d['name'] for d in drives)}
+
+
+def parse_df(output):
+    """``df --output=source,target,avail -B1 DIR...``: [{source, target, avail}] in the order of the directories."""
+    rows = []
+    for line in (output or '').splitlines()[1:]:
+        parts = line.split()
+        if len(parts) < 3 or not parts[-1].isdigit():
+            continue
+        rows.append({'source': parts[0], 'target': ' '.join(parts[1:-1]), 'avail': int(parts[-1])})
+    return rows
+
+
+def write_places(df_output, dirs, facts=None):
+    """The directories a verification writes to, checked: {avail (bytes free where the first one is), errors}.
+    A directory on the OS drive (its filesystem mounted at ``/``, ``/boot``, ``/usr``, ``/var``..., or on an NVMe
+    namespace the facts call the OS drive) is refused: the verification writes GiBs and compares them with the
+    data drives' baseline."""
+    rows = parse_df(df_output)
+    if len(rows) != len(dirs or []):
+        raise ValueError('df printed %d filesystems for %d directories: %r' % (len(rows), len(dirs or []), df_output))
+    os_devices = set('/dev/%s' % ns.get('name') for ns in section(facts or {}, 'nvme').get('namespaces') or []
+                     if isinstance(ns, dict) and ns.get('is_os_drive'))
+    errors = []
+    for path, row in zip(dirs, rows):
+        on_os_nvme = any(row['source'] == dev or row['source'].startswith(dev + 'p') for dev in os_devices)
+        on_os = row['target'] in OS_DIR_MOUNTS or on_os_nvme
+        if on_os:
+            errors.append('%s is on the OS drive (%s mounted at %s): the verification writes a checkpoint of GiBs and '
+                          'never on the OS drive; point checkpoint_io_verify_dirs at the checkpoint volume'
+                          % (path, row['source'], row['target']))
+    return {'avail': rows[0]['avail'] if rows else 0, 'errors': errors}
+
+
+def before_plan(baseline, drives_now, avail, ranks, full_size, share, asked=False):
+    """What the verification compares with, and the checkpoint's shape: {shape, baseline, reason}.
+
+    The recorded baseline is used only like with like: measured on the same drives (``drives_now``: drive_ids of
+    the drives behind the verification's directories), with the same ranks, a size the user asked for kept (never
+    swapped for the baseline's), and fitting in ``share`` of the space. Otherwise ``baseline`` becomes
+    ``{where: none, reason}`` saying why, and the verification replays the settings found before tuning on its own
+    directories, at its own shape."""
+    shape = checkpoint_shape(avail, ranks, full_size, share, asked)
+    if not baseline or baseline.get('where', 'none') == 'none':
+        return {'shape': shape, 'baseline': baseline or {'where': 'none', 'reason': 'no baseline recorded on this node'},
+                'reason': None}
+    problems = []
+    ids = baseline.get('drive_ids')
+    if not ids:
+        problems.append('it does not say which drives it ran on')
+    elif sorted(ids) != sorted(drives_now or []):
+        problems.append('it ran on %s, this write goes to %s' % (', '.join(ids), ', '.join(drives_now or []) or
+                                                                 'no NVMe drive the facts know'))
+    if int(baseline.get('ranks') or 0) != int(ranks):
+        problems.append('it wrote %s ranks, checkpoint_io_verify_ranks is %s' % (baseline.get('ranks'), ranks))
+    total = int(baseline.get('total_bytes') or 0)
+    if asked and total != int(full_size):
+        problems.append('it wrote %d bytes, checkpoint_io_verify_total_size asks %d' % (total, int(full_size)))
+    if total > int(avail) * float(share):
+        problems.append('its %d bytes do not fit in %s of the %d bytes free here' % (total, share, int(avail)))
+    if problems:
+        reason = 'the recorded baseline (%s, measured %s) is not like this write: %s; the settings found before ' \
+                 'tuning are replayed here instead' % (baseline.get('reason'), baseline.get('measured_at'),
+                                                       '; '.join(problems))
+        return {'shape': shape, 'baseline': {'where': 'none', 'reason': reason}, 'reason': reason}
+    return {'shape': {'ranks': int(baseline['ranks']), 'total_bytes': total}, 'baseline': baseline, 'reason': None}

@@ -34,13 +34,12 @@ import posixpath
 import re
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import (
-    ambiguous_serials,
+    check_force,
     clean_id,
     describe,
     expected_from,
     force_names,
     named_by,
-    unnamed,
 )
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import check_path_limits, parse_size
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import mount_stripe_bytes
@@ -451,28 +450,6 @@ def members_named(names, members):
     return [name for name in names if any(named_by(member, [name]) for member in members)]
 
 
-def check_force(value, drives, variable='xfs_force'):
-    """(names, errors) of a force (the drives that may be overwritten, by serial or WWID): a bare ``true`` is
-    refused, and so is a name that is none of ``drives`` (the members and the log device: a misspelt serial
-    must not pass unnoticed)."""
-    try:
-        names = force_names(value, variable)
-    except ValueError as exc:
-        return [], [str(exc)]
-    ambiguous = ambiguous_serials(names, drives)
-    if ambiguous:
-        return names, ['%s names %s, the serial of a controller with several namespaces (%s): a force names one '
-                       'namespace, as SERIAL/NSID or by its WWID' % (variable, name, '; '.join(found))
-                       for name, found in sorted(ambiguous.items())]
-    stray = unnamed(names, drives)
-    if stray:
-        return names, ['%s names %s, which %s none of the drives of this volume (%s); name them by serial or WWID'
-                       % (variable, ', '.join(stray), 'is' if len(stray) == 1 else 'are',
-                          '; '.join('%s: %s' % (d.get('device') or d.get('name'), describe(d)) for d in drives)
-                          or 'none')]
-    return names, []
-
-
 def forced_verdicts(verdicts, devices, names):
     """:func:`wipefs.signature_verdicts` with a force by name applied: each device (in ``devices`` order, dicts with
     ``serial`` and ``wwid``) gets ``forced`` (the entry of ``names`` that names it, or None), and ``refused`` keeps
@@ -532,7 +509,13 @@ def settings_errors(settings):
     """The errors of the settings that do not depend on the drives (:func:`plan_volume` without drives), for a check
     before anything is read from the node."""
     plan = plan_volume([], None, dict(settings or {}, force=None))
-    return [error for error in plan['errors'] if error != NO_DRIVE]
+    errors = [error for error in plan['errors'] if error != NO_DRIVE]
+    if 'force' in (settings or {}):
+        try:
+            force_names(settings['force'], 'xfs_force')
+        except ValueError as exc:
+            errors.append(str(exc))
+    return errors
 
 
 def plan_volume(selected, controllers=None, settings=None, target_size_bytes=None, log_identity=None):

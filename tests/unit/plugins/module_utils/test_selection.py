@@ -377,12 +377,12 @@ def test_a_serial_alone_does_not_select_several_namespaces():
 
 
 def test_a_force_names_one_namespace_of_a_controller_with_several():
-    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import identity, xfs_plan
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import identity
     drives = select_drives(MULTI, {'serials': ['MULTI01/1', 'MULTI01/2']})['selected']
-    names, errors = xfs_plan.check_force(['MULTI01'], drives)
+    names, errors = identity.check_force(['MULTI01'], drives)
     assert len(errors) == 1 and 'xfs_force names MULTI01, the serial of a controller with several namespaces' \
         in errors[0] and '/dev/nvme3n1 (MULTI01/1, wwid wwid-nvme3n1)' in errors[0]
-    assert xfs_plan.check_force(['MULTI01/2'], drives)[1] == []
+    assert identity.check_force(['MULTI01/2'], drives)[1] == []
     assert [identity.named_by(d, ['MULTI01/2']) for d in drives] == [None, 'MULTI01/2']
     assert [identity.named_by(d, ['wwid-nvme3n1']) for d in drives] == ['wwid-nvme3n1', None]
     single = select_drives(FACTS, {'serials': ['DATA0001']})['selected'][0]
@@ -410,3 +410,18 @@ def test_the_first_play_checks_only_the_xfs_settings_the_inventory_gives():
         u"xfs_label: 'ckpt\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9' must be at most 12 bytes (UTF-8) without spaces"]
     assert any('xfs_mount_point' in e for e in xfs_settings_errors(over))  # without given_only: all of them
     assert xfs_settings_errors({'label': 'ckpt'}, given_only=True) == []
+
+
+def test_the_first_play_checks_the_force_list_against_the_node():
+    """Finding 7/11: a misspelt serial in xfs_force passed until the xfs step (after the raw baseline and three
+    plays had changed the node); a bare serial of a multi-namespace controller named every namespace."""
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import selection_problems
+    sel = {'serials': ['DATA0001', 'DATA0002']}
+    assert selection_problems(FACTS, sel, force=['DATA0001', 'DATA0002']) == []
+    assert selection_problems(FACTS, sel) == []  # no force given: not checked
+    typo = selection_problems(FACTS, sel, force=['DATA0001', 'DATA00002'])
+    assert len(typo) == 1 and typo[0].startswith('xfs_force names DATA00002, which is none of the drives')
+    assert "xfs_force: True is no longer accepted" in selection_problems(FACTS, sel, force=True)[0]
+    multi = selection_problems(MULTI, {'serials': ['MULTI01/1']}, force=['MULTI01'])
+    assert len(multi) == 1 and 'xfs_force names MULTI01, the serial of a controller with several namespaces' in multi[0]
+    assert selection_problems(MULTI, {'serials': ['MULTI01/1']}, force=['MULTI01/1']) == []

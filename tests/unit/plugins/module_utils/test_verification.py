@@ -128,3 +128,96 @@ def test_a_size_the_user_asked_for_is_kept_or_refused_never_scaled_down():
         v.checkpoint_shape(400 * gib, 8, 1024 << 40, 0.25, asked=True)
     assert 'checkpoint_io_verify_total_size: %d bytes does not fit: at most %d bytes' % (1024 << 40, 100 * gib) \
         in str(err.value)
+
+
+# ---------------------------------------------------------------- issue 31, findings 7 and 12
+def _nvme(*drives):
+    """nvme facts of drives (kernel name, serial, wwid)."""
+    return {'nvme': {
+        'controllers': [{'name': 'nvme%d' % i, 'serial': serial} for i, (_n, serial, _w) in enumerate(drives)],
+        'namespaces': [{'name': name, 'controllers': ['nvme%d' % i], 'nsid': 1, 'wwid': wwid,
+                        'is_os_drive': serial.startswith('OS'), 'mount_points': ['/boot'] if serial.startswith('OS')
+                        else []} for i, (name, serial, wwid) in enumerate(drives)]}}
+
+
+FACTS = _nvme(('nvme0n1', 'OS0001', 'eui.os'), ('nvme1n1', 'DATA0001', 'eui.d1'), ('nvme2n1', 'DATA0002', None))
+SELECTED = [{'name': 'nvme1n1', 'serial': 'DATA0001', 'wwid': 'eui.d1', 'size_bytes': 4 << 30, 'nsid': 1},
+            {'name': 'nvme2n1', 'serial': 'DATA0002', 'wwid': None, 'size_bytes': 4 << 30, 'nsid': 1}]
+
+
+def test_the_raw_baseline_writes_only_drives_the_force_list_names():
+    """Finding 7: the raw write filled force_devices itself; a blank data drive xfs_force does not name was written
+    (test failed before the fix: there was no force at all)."""
+    unnamed = v.baseline_target([], SELECTED, [], None)
+    assert unnamed['where'] == 'none' and unnamed['target'] == []
+    assert 'not named: DATA0001 (nvme1n1), DATA0002 (nvme2n1)' in unnamed['reason']
+    assert 'xfs_force: [DATA0001, DATA0002]' in unnamed['reason']
+    half = v.baseline_target([], SELECTED, [], ['DATA0001'])
+    assert half['where'] == 'none' and 'not named: DATA0002 (nvme2n1)' in half['reason']
+    both = v.baseline_target([], SELECTED, [], 'DATA0001,DATA0002')
+    assert both['where'] == 'drives' and both['target'] == ['nvme1n1', 'nvme2n1']
+    assert both['expect'] == [{'name': 'nvme1n1', 'serial': 'DATA0001', 'wwid': 'eui.d1', 'size_bytes': 4 << 30},
+                              {'name': 'nvme2n1', 'serial': 'DATA0002', 'size_bytes': 4 << 30}]
+    assert v.baseline_target([], SELECTED, [], ['eui.d1', 'DATA0002/1'])['where'] == 'drives'  # WWID, SERIAL/NSID
+    signed = v.baseline_target([], SELECTED, ['nvme2n1'], ['DATA0001', 'DATA0002'])
+    assert signed['where'] == 'none' and 'carry signatures (nvme2n1)' in signed['reason']
+    with pytest.raises(ValueError, match="xfs_force: True is no longer accepted"):
+        v.baseline_target([], SELECTED, [], True)
+    found = v.baseline_target(['/mnt/c'], SELECTED, [], None)
+    assert found['where'] == 'directory' and found['target'] == ['/mnt/c']
+    assert v.baseline_target([], [], [], None)['where'] == 'none'
+
+
+DF = ('Filesystem      Mounted on            Avail\n'
+      '/dev/md127      /mnt/check points  4000000000\n'
+      '/dev/vda1       /                  9000000000\n'
+      '/dev/nvme0n1    /boot               100000000\n')
+
+
+def test_a_verification_directory_on_the_os_drive_is_refused():
+    """Finding 12: /var/tmp was accepted, 3 GiB written there and compared with the data drives' baseline (test
+    failed before the fix: no check)."""
+    ok = v.write_places(DF.split('\n')[0] + '\n' + DF.split('\n')[1], ['/mnt/check points/runs'], FACTS)
+    assert ok == {'avail': 4000000000, 'errors': []}
+    places = v.write_places(DF, ['/mnt/check points/runs', '/var/tmp', '/boot/x'], FACTS)
+    assert places['avail'] == 4000000000
+    assert places['errors'][0].startswith('/var/tmp is on the OS drive (/dev/vda1 mounted at /)')
+    assert places['errors'][1].startswith('/boot/x is on the OS drive (/dev/nvme0n1 mounted at /boot)')
+    part = 'Filesystem Mounted on Avail\n/dev/nvme0n1p3 /data 5\n'
+    assert v.write_places(part, ['/data/x'], FACTS)['errors'][0].startswith('/data/x is on the OS drive')
+    with pytest.raises(ValueError, match='df printed 1 filesystems for 2 directories'):
+        v.write_places(part, ['/a', '/b'], FACTS)
+
+
+BASELINE = {'where': 'drives', 'target': ['nvme1n1', 'nvme2n1'], 'ranks': 4, 'total_bytes': 1 << 30,
+            'drive_ids': ['DATA0002/1', 'eui.d1'], 'reason': 'the blank data drives written raw',
+            'measured_at': '2026-12-04T10:00:00Z', 'throughput_gib_s': {'median': 1.0}}
+
+
+def test_drive_ids_are_wwids_else_serial_and_nsid():
+    assert v.drive_ids(FACTS, ['nvme2n1', 'nvme1n1', 'nvme1n1', 'nvme9n1']) == ['DATA0002/1', 'eui.d1']
+
+
+def test_the_baseline_is_compared_only_like_with_like():
+    """Finding 12: a baseline taken on one drive by a failed run stayed the before of every later verification, and
+    a size the user set was replaced by the baseline's (tests failed before the fix: the baseline was always used,
+    at its own size)."""
+    same = v.before_plan(BASELINE, ['eui.d1', 'DATA0002/1'], 40 << 30, 4, 1 << 30, 0.25)
+    assert same['baseline'] is BASELINE and same['shape'] == {'ranks': 4, 'total_bytes': 1 << 30}
+    assert same['reason'] is None
+    one_drive = v.before_plan(dict(BASELINE, drive_ids=['eui.d1']), ['eui.d1', 'DATA0002/1'], 40 << 30, 4, 1 << 30,
+                              0.25)
+    assert one_drive['baseline']['where'] == 'none'
+    assert 'it ran on eui.d1, this write goes to eui.d1, DATA0002/1' in one_drive['reason']
+    assert 'replayed here instead' in one_drive['reason']
+    asked = v.before_plan(BASELINE, ['eui.d1', 'DATA0002/1'], 40 << 30, 4, 3 << 30, 0.25, asked=True)
+    assert asked['shape'] == {'ranks': 4, 'total_bytes': 3 << 30}  # the user's size kept
+    assert 'checkpoint_io_verify_total_size asks 3221225472' in asked['reason']
+    ranks = v.before_plan(BASELINE, ['eui.d1', 'DATA0002/1'], 40 << 30, 8, 1 << 30, 0.25)
+    assert 'it wrote 4 ranks, checkpoint_io_verify_ranks is 8' in ranks['reason'] and ranks['shape']['ranks'] == 8
+    old = v.before_plan(dict(BASELINE, drive_ids=None), ['eui.d1'], 40 << 30, 4, 1 << 30, 0.25)
+    assert 'it does not say which drives it ran on' in old['reason']
+    small = v.before_plan(BASELINE, ['eui.d1', 'DATA0002/1'], 2 << 30, 4, 1 << 30, 0.25)
+    assert 'do not fit in 0.25' in small['reason'] and small['shape']['total_bytes'] == 512 << 20
+    none = v.before_plan(None, [], 40 << 30, 4, 1 << 30, 0.25)
+    assert none['baseline']['where'] == 'none' and none['reason'] is None
