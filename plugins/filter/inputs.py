@@ -9,6 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_job import heartbeat_for
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.inputs import check_inputs
 
 
@@ -19,6 +20,15 @@ def checkpoint_io_inputs(given):
     return check_inputs(dict(given))
 
 
+def job_heartbeat(poll, hosts=1, forks=5):
+    """``poll | ai_storage.checkpoint_io.job_heartbeat(ansible_play_hosts_all | length, forks)``: a background job's
+    heartbeat (module_utils/fio_job.py heartbeat_for)."""
+    try:
+        return heartbeat_for(poll, hosts, forks)
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError('job_heartbeat: %s' % exc)
+
+
 class FilterModule(object):
     def filters(self):
-        return {'checkpoint_io_inputs': checkpoint_io_inputs}
+        return {'checkpoint_io_inputs': checkpoint_io_inputs, 'job_heartbeat': job_heartbeat}

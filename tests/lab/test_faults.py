@@ -28,6 +28,8 @@ What the collection does for each fault, and the test that shows it:
 | one host unreachable among three | Ansible fails that host (UNREACHABLE, named); the other two finish | test_05 |
 | two runs at once | the run lease: refused naming the holder, or serialised | molecule/default/tests/test_run_lease.py |
 | links planted by the training user | nothing written through them, nothing of the user's deleted or changed | test_06 |
+| Ctrl-C (SIGINT) to ansible-playbook mid-write | fio stops on every node within the heartbeat's deadline; the next run leaves nothing | test_07 |
+| the controller killed (SIGKILL to its process group) mid-write | the same: no controller polls, so the node-side job stops itself | test_07 |
 
 ``CHECKPOINT_IO_FAULTS_LAB=DIR`` keeps the lab in DIR and reuses it when its nodes run (for working on a test).
 """
@@ -36,6 +38,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import time
 
 import pytest
@@ -392,4 +395,56 @@ def test_06_symlinks_planted_by_the_training_user(lab):
     checks(found["files"] == USER_FILES, "the user's files changed: %s" % found["files"])
     intact(lab, "node1", checks, allowed_in_dir=("rank_0.ckpt", "rank_1.ckpt", "rank_2.ckpt", "rank_3.ckpt",
                                                  "step_100", "latest"))
+    checks.done()
+
+
+# The verification's heartbeat with checkpoint_io_verify_poll 1 (tasks/checkpoint_write.yml: max(60, 6 x poll)), and
+# what a stop may take beyond it (the watchdog checks every few seconds; SIGTERM, then SIGKILL to fio).
+HEARTBEAT = 60
+STOP_GRACE = 30
+
+
+def fio_on(lab, node):
+    return [line for line in lab.snapshot(node)["processes"] if "fio" in line]
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGKILL"])
+def test_07_the_controller_stops_polling_mid_write(lab, sig):
+    """Issue 31, findings 9 and 16: after Ctrl-C or a lost controller the detached fio kept writing for up to
+    checkpoint_io_verify_timeout (3600 s). The verification on both nodes, node1's drives throttled so that its write
+    would last minutes; when the tuned write starts, ansible-playbook gets SIGINT (Ctrl-C), or its whole process
+    group SIGKILL (a controller that dies). No poll renews the job's heartbeat, so the node-side job stops fio on
+    every node within the heartbeat's deadline; the next run reaps what is left (scratch, job records, the lease)."""
+    checks = Checks("%s to ansible-playbook during the verification" % sig)
+    ensure_volume(lab, "node1")
+    signum = getattr(signal, sig)
+
+    def stop_the_controller():
+        # the write is running on node1 (its progress polled): the controller goes away now
+        if signum == signal.SIGINT:
+            os.killpg(lab.proc.pid, signal.SIGINT)  # Ctrl-C in a terminal: the whole foreground group
+        else:
+            os.killpg(lab.proc.pid, signal.SIGKILL)
+    stop_the_controller.__doc__ = sig
+    throttled(lab, "node1", "1%")  # ~0.7 MiB/s: the 64 MiB checkpoint would take about 90 s
+    try:
+        run = lab.run(VERIFY, "-e", '{"checkpoint_io_verify_total_size": "64M"}',
+                      inject=[(AFTER_WRITE, stop_the_controller)])
+        stopped = time.time()
+        checks(run.fired and run.rc != 0, "the run was not stopped mid-write (rc %s)" % run.rc, run.tail())
+        running = fio_on(lab, "node1")
+        checks(running, "node1: no fio right after the controller stopped (the write ended too soon to test)")
+        deadline = stopped + HEARTBEAT + STOP_GRACE
+        while time.time() < deadline and (fio_on(lab, "node1") or fio_on(lab, "node2")):
+            time.sleep(5)
+        left = {"node1": fio_on(lab, "node1"), "node2": fio_on(lab, "node2")}
+        lab.say("%s: fio gone %.0f s after the controller stopped: %s" % (sig, time.time() - stopped, left))
+        checks(not left["node1"] and not left["node2"],
+               "fio still runs %d s after the controller stopped: %s" % (HEARTBEAT + STOP_GRACE, left))
+    finally:
+        throttled(lab, "node1", "off")
+    # the next run reaps what the stopped one left and passes; then nothing is left on either node
+    converges(lab, checks, VERIFY, ["node1", "node2"], changes=None)
+    intact(lab, "node1", checks)
+    intact(lab, "node2", checks)
     checks.done()

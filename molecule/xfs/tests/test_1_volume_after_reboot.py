@@ -2,7 +2,7 @@
 the role was asked for - read from the node's own /proc/mdstat, xfs_info, /proc/mounts and /etc/fstab."""
 from labplay import record_data
 
-from xfs_node import CHECKPOINT_DIR, DATA_SERIALS, MOUNT_POINT, data_names, fstab_lines, mount_entry
+from xfs_node import CHECKPOINT_DIR, DATA_SERIALS, MOUNT_POINT, data_names, fstab_lines, mount_entry, playbook
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import xfs_plan
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.md import parse_mdstat
@@ -104,3 +104,24 @@ def test_the_record_names_what_the_role_made(node):
     assert record["md"]["uuid"] == detail["MD_UUID"] and record["md"]["chunk_bytes"] == MIB
     assert record["filesystem"]["uuid"] == blkid["UUID"] and record["filesystem"]["device"] == "/dev/md/ckpt"
     assert sorted(m["serial"] for m in record["members"]) == list(DATA_SERIALS)
+
+
+def test_a_link_planted_below_a_directory_the_user_owns_is_refused_and_etc_untouched(host):
+    """Issue 31, finding 1: with the checkpoint directory two levels below the mount point, the directory in between
+    belonged to the training user (ansible.builtin.file gave it the last one's owner); the user replaced the last
+    one with a link to /etc and the next run chowned and chmodded /etc to the user. Now a directory on the way that
+    is not root's is refused by name, nothing is followed, /etc and the user's link stay as they were."""
+    etc = "stat -c '%u:%g %a' /etc"
+    etc_before = host.run(etc).stdout
+    # what the role left before the fix: the directory on the way owned by the user, who plants the link
+    made = host.run("install -d -o trainer -g trainer -m 0750 %s/team && runuser -u trainer -- ln -s /etc "
+                    "%s/team/job" % (MOUNT_POINT, MOUNT_POINT))
+    assert made.rc == 0, made.stderr
+    try:
+        rc, out, dummy = playbook("xfs_checkpoint_dir=%s/team/job" % MOUNT_POINT)
+        assert rc != 0
+        assert "%s/team belongs to uid" % MOUNT_POINT in out and "must be root's" in out, out[-2000:]
+        assert host.run(etc).stdout == etc_before  # /etc is root's, 0755, as before
+        assert host.run("readlink %s/team/job" % MOUNT_POINT).stdout.strip() == "/etc"  # the user's link kept
+    finally:
+        host.run("rm -rf %s/team" % MOUNT_POINT)

@@ -3,7 +3,8 @@
 The tests run in file order and build on each other: bad input refused with nothing changed -> revert (unmount,
 fstab line gone, array stopped, data kept) -> revert again changes nothing -> present brings the same volume
 back -> revert -> a filesystem made on a member is refused, naming the device and the signature -> revert with
-force (naming both members by serial) erases only the role's own signatures.
+force (naming both members by serial) erases only the role's own signatures -> the baseline of
+tune_checkpoint_nodes.yml leaves a drive that holds data without a signature alone unless xfs_force names it.
 """
 import json
 
@@ -17,6 +18,7 @@ from xfs_node import (
     mount_entry,
     playbook,
     read_node,
+    tune_playbook,
 )
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.md import parse_mdstat
@@ -126,3 +128,36 @@ def test_revert_with_force_erases_only_the_roles_signatures(host):
     assert found == {data1: ["ext4"]}, found  # the foreign ext4 stays, the role's md superblock is gone
     assert state["record"] is None
     assert mount_entry(state, MOUNT_POINT) is None and fstab_lines(state) == []
+
+
+PATTERN_OFFSETS_MIB = (0, 100, 1000)
+PLANT = "for off in %s; do dd if=/dev/urandom of={dev} bs=1M count=1 seek=$off oflag=direct conv=notrunc status=none; " \
+        "done; sync" % " ".join(map(str, PATTERN_OFFSETS_MIB))
+READ_BACK = "for off in %s; do dd if={dev} bs=1M count=1 skip=$off iflag=direct status=none; done | sha256sum" \
+            % " ".join(map(str, PATTERN_OFFSETS_MIB))
+STATE_DIR = "/var/lib/ai_storage_checkpoint_io"
+
+
+def test_the_raw_baseline_leaves_data_without_a_signature_alone_unless_forced(host):
+    """Issue 31, finding 7: the baseline wrote the data drives raw before the xfs role formatted them, guarded by
+    wipefs only - data without a signature (plain dm-crypt, raw application data, an array member whose superblock
+    was zeroed: DATA0002 here, the role's md superblock erased above, its XFS stripes still on it) was overwritten.
+    Now a drive is written raw only when xfs_force names it: DATA0002 carries a random pattern and no signature, is
+    selected with the volume on, and its bytes are the same after the baseline ran."""
+    state = read_node(host)
+    dev = "/dev/" + state["drives"]["DATA0002"]["name"]
+    host.check_output(PLANT.format(dev=dev))
+    assert dev not in signatures(read_node(host)), "the planted pattern reads as a signature"
+    pattern = host.check_output(READ_BACK.format(dev=dev))
+    extra = json.dumps({"checkpoint_io_data_drives": {"serials": ["DATA0002"]}, "checkpoint_io_xfs": True,
+                        "checkpoint_io_verify_total_size": "64M", "checkpoint_io_verify_repeats": 1})
+    try:
+        rc, out, recap = tune_playbook("--tags", "baseline", "-e", extra)
+        assert rc == 0, out[-3000:]
+        assert ("no baseline: the data drives the xfs role is to format are written raw only where xfs_force names "
+                "them (not named: DATA0002 (%s))" % dev[5:]) in out
+        assert host.check_output(READ_BACK.format(dev=dev)) == pattern  # not one byte written
+        record = record_data(host.file(STATE_DIR + "/baseline.json").content_string, "baseline")
+        assert record["where"] == "none" and "not named: DATA0002" in record["reason"]
+    finally:
+        host.run("rm -f %s/baseline.json %s/settings_before.json" % (STATE_DIR, STATE_DIR))

@@ -108,6 +108,17 @@ def playbook(*extra_vars):
     return rc, " ".join(output.replace("\\n", " ").split()), recap.get("node1", {}).get("changed")
 
 
+TUNE = os.path.join(PROJECT, "playbooks", "tune_checkpoint_nodes.yml")
+
+
+def tune_playbook(*argv):
+    """ansible-playbook playbooks/tune_checkpoint_nodes.yml against the scenario's inventory: (rc, output with
+    whitespace collapsed, the PLAY RECAP of node1)."""
+    rc, output, recap = run_playbook(TUNE, *argv)
+    sys.stdout.write(output[-6000:])
+    return rc, " ".join(output.replace("\\n", " ").split()), recap.get("node1", {})
+
+
 def killed_playbook(after, *extra_vars):
     """ansible-playbook converge.yml, SIGKILLed (controller, workers, connections) the moment the task whose name
     contains ``after`` has succeeded (callback_plugins/kill_after.py): the node is left as that step left it.
