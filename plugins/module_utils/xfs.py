@@ -15,6 +15,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import mmap
+import os
 import re
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import (
@@ -235,3 +237,30 @@ def mount_stripe_bytes(options):
         is_number = isinstance(value, int) and not isinstance(value, bool)
         result[key + "_bytes"] = value * MOUNT_SECTOR_BYTES if is_number else None
     return result
+
+
+# The primary superblock's sb_inprogress byte (struct xfs_dsb: magic 0, ..., rextslog 125, inprogress 126). mkfs.xfs
+# writes the primary superblock first with it set, and clears it last: a filesystem whose mkfs.xfs was killed carries
+# its magic and its UUID (blkid and wipefs call it xfs) with this byte set ("mkfs-in-progress bit set", xfs_repair -n;
+# the kernel refuses to mount it). Measured with xfsprogs 6.1 (tests/unit/plugins/module_utils/test_xfs.py).
+SB_INPROGRESS_OFFSET = 126
+
+
+def superblock_in_progress(data):
+    """True when ``data`` (the start of a device) is an XFS primary superblock whose mkfs.xfs never finished."""
+    return len(data) > SB_INPROGRESS_OFFSET and data[:4] == b'XFSB' and data[SB_INPROGRESS_OFFSET] != 0
+
+
+def read_start(path, length=4096):
+    """The first ``length`` bytes of the block device ``path`` as the drive holds them (O_DIRECT, no page cache that a
+    killed mkfs.xfs left behind), read-only, through no link."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, 'O_DIRECT', 0) | os.O_NOFOLLOW | getattr(os, 'O_CLOEXEC', 0))
+    try:
+        buf = mmap.mmap(-1, length)
+        try:
+            got = os.preadv(fd, [buf], 0)
+            return bytes(buf[:got])
+        finally:
+            buf.close()
+    finally:
+        os.close(fd)

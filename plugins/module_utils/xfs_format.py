@@ -20,7 +20,7 @@ import re
 
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import identity
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import identity, xfs
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.commands import Commands
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs_plan import check_path
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.wipefs import (
@@ -171,14 +171,22 @@ class XfsFormat(Commands):
             mine = [sig for sig in target if sig.get('type') == OURS and norm_uuid(sig.get('uuid')) ==
                     norm_uuid(self.uuid)]
             before = self.describe(signatures)
-            if mine:
+            half_made = bool(mine) and self.half_made()
+            result['half_made'] = half_made
+            if mine and not half_made:
                 result.update(action='none', uuid=self.uuid)
                 result['diff'] = {'before_header': self.device, 'before': before, 'after_header': self.device,
                                   'after': before}
                 return
-            self.wipe_or_refuse(signatures)
+            options = list(self.params['options'] or [])
+            if half_made:
+                # ours (the UUID this role chose) but mkfs.xfs never finished: made again, -f over our own signature
+                before = before.rstrip('\n') + ' - half made: mkfs.xfs was stopped before it finished\n'
+                options = ['-f'] + [opt for opt in options if opt != '-f']
+            else:
+                self.wipe_or_refuse(signatures)
             mkfs = self.module.get_bin_path('mkfs.xfs', required=True)
-            self.execute([mkfs] + list(self.params['options'] or []) + ['-m', 'uuid=' + self.uuid, self.device])
+            self.execute([mkfs] + options + ['-m', 'uuid=' + self.uuid, self.device])
             result.update(action='created', changed=True)
             after = 'xfs (UUID %s)\n' % self.uuid
             result['diff'] = {'before_header': self.device, 'before': before, 'after_header': self.device,
@@ -192,6 +200,15 @@ class XfsFormat(Commands):
                                       % (self.device, self.uuid, self.describe({self.device: made}).strip()),
                                       **result)
             result['uuid'] = self.uuid
+
+    def half_made(self):
+        """True when the XFS with our UUID on the target is one whose mkfs.xfs was stopped before it finished (the
+        primary superblock's in-progress flag, read past the page cache)."""
+        try:
+            return xfs.superblock_in_progress(xfs.read_start(self.device))
+        except OSError as exc:
+            self.module.fail_json(msg='%s: its superblock could not be read (%s)' % (self.device, to_native(exc)),
+                                  commands=self.commands)
 
     def wipe_or_refuse(self, signatures):
         """Erase what force names (wipefs --all), refuse what it does not; nothing is run before every device

@@ -27,6 +27,9 @@ description:
     first (C(wipefs --all)). mkfs.xfs then runs without C(-f), so it refuses whatever it still finds."
   - The caller chooses O(uuid) and records it before the module runs; a run interrupted after mkfs.xfs (before the
     caller recorded anything else) then finds its own filesystem on the next run instead of calling it foreign.
+  - "A run killed inside mkfs.xfs leaves an XFS with O(uuid) whose primary superblock still has its in-progress flag
+    set (mkfs.xfs writes it first and clears it last): that one is made again (C(mkfs.xfs -f), over the caller's own
+    signature only), never kept (RV(half_made))."
   - Why a module of its own and not C(community.general.filesystem). That module formats whatever device the name
     it is given points at when it runs - names chosen at fact time can point at another drive by then - and cannot
     check that an md target is the array that was made (its UUID and its members' identities); it detects existing
@@ -158,6 +161,13 @@ identities:
   elements: dict
   sample: [{name: nvme1n1, serial: DATA0001, wwid: 'nvme.1b36-4441544130303031-51454d55204e564d65204374726c-00000001',
             size_bytes: 4294967296}]
+half_made:
+  description:
+    - The target held an XFS with O(uuid) whose C(mkfs.xfs) was stopped before it finished (its primary superblock's
+      in-progress flag set; blkid and wipefs call it xfs, the kernel refuses to mount it). It is made again.
+  returned: with O(state=present)
+  type: bool
+  sample: false
 signatures:
   description: What C(wipefs --no-act) found before the task, per device path.
   returned: always

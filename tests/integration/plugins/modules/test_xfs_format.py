@@ -4,7 +4,8 @@
 drives, the array and the log device; a fake sysfs tree says who they are (found through their real device
 numbers); the host's real wipefs probes and erases; mkfs.ext4 plants foreign filesystems. mkfs.xfs is not on the
 test host: a stand-in writes a version 4 XFS superblock (with the asked UUID and label) that the real wipefs
-recognizes, and, like mkfs.xfs without -f, refuses a device that carries a signature."""
+recognizes, and, like mkfs.xfs without -f, refuses a device that carries a signature. The half-made filesystem a
+killed mkfs.xfs leaves is made by the real mkfs.xfs (xfsprogs), slowed down by strace and killed mid-way."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -15,6 +16,7 @@ import os
 import shutil
 import struct
 import subprocess
+import time
 import uuid as uuidlib
 
 import pytest
@@ -106,7 +108,7 @@ class Node(object):
         device = argv[-1]
         existing = subprocess.check_output([require_tool('wipefs'), '--no-act', '--json', device],
                                            universal_newlines=True)
-        if existing.strip() and json.loads(existing)['signatures']:
+        if '-f' not in argv and existing.strip() and json.loads(existing)['signatures']:
             return 1, '', ('mkfs.xfs: %s appears to contain an existing filesystem.\nmkfs.xfs: Use the -f option to '
                            'force overwrite.\n' % device)
         fs_uuid = argv[argv.index('-m') + 1].split('=', 1)[1]
@@ -271,3 +273,57 @@ def test_absent_erases_only_the_xfs_with_the_uuid(node, capsys):
     node.mkfs_ext4('nvme1n1')
     rc, out = run(capsys, node, state='absent')
     assert rc == 0 and out['changed'] is False and [k for k, d in node.signatures('nvme1n1')] == ['ext4']
+
+
+
+def test_a_half_made_xfs_of_ours_is_made_again_not_kept(node, capsys):
+    """Issue 31, finding 10: a run killed inside mkfs.xfs left an XFS with the role's UUID whose mkfs never
+    finished; wipefs calls it xfs with that UUID, so the next run kept it (test failed before the fix: action none,
+    the half-made filesystem kept, which the kernel refuses to mount)."""
+    half = bytearray(xfs_superblock(FS_UUID, 'checkpoints'))
+    half[126] = 1  # sb_inprogress: mkfs.xfs sets it first and clears it last
+    with open(node.loops['nvme1n1'], 'r+b') as handle:
+        handle.write(bytes(half))
+    assert node.signatures('nvme1n1') == [('xfs', FS_UUID)]
+    rc, out = run(capsys, node, check=True)
+    assert rc == 0 and out['action'] == 'created' and out['half_made'] is True and mkfs_runs(node) == []
+    assert 'half made: mkfs.xfs was stopped before it finished' in out['diff']['before']
+    rc, out = run(capsys, node)
+    assert rc == 0 and out['action'] == 'created' and out['half_made'] is True and out['uuid'] == FS_UUID
+    assert mkfs_runs(node)[-1][1:] == ['-f'] + OPTIONS + ['-m', 'uuid=' + FS_UUID, node.loops['nvme1n1']]
+    rc, out = run(capsys, node)  # made whole: kept from now on
+    assert rc == 0 and out['action'] == 'none' and out['half_made'] is False and len(mkfs_runs(node)) == 1
+    # a foreign XFS (another UUID) with the flag set is still foreign: refused, not made again
+    other = bytearray(xfs_superblock('11111111-2222-3333-4444-555555555555', ''))
+    other[126] = 1
+    with open(node.loops['nvme1n1'], 'r+b') as handle:
+        handle.write(bytes(other))
+    rc, out = run(capsys, node)
+    assert rc == 1 and 'carries xfs' in out['msg'] and len(mkfs_runs(node)) == 1
+
+
+def test_the_real_mkfs_xfs_killed_mid_way_leaves_the_in_progress_flag(tmp_path):
+    """What the check above rests on, with the real mkfs.xfs on a loop device: each write delayed 20 ms (strace),
+    SIGKILL a third of the way in; the primary superblock is there with the chosen UUID and its in-progress flag
+    set (wipefs: xfs); a whole mkfs.xfs -f clears it."""
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import xfs
+    mkfs, strace = require_tool('mkfs.xfs'), require_tool('strace')
+    with loop_devices(tmp_path, 1, 512 * MIB) as loops:  # mkfs.xfs 6.x: at least 300 MB
+        device = loops[0]
+        argv = [strace, '-f', '-qq', '-o', os.devnull, '-e', 'trace=pwrite64,pwritev,pwritev2',
+                '-e', 'inject=pwrite64,pwritev,pwritev2:delay_enter=20000',
+                mkfs, '-q', '-K', '-m', 'uuid=' + FS_UUID, device]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        started = time.time()
+        while time.time() - started < 30 and not xfs.superblock_in_progress(xfs.read_start(device)):
+            time.sleep(0.02)
+        time.sleep(0.2)  # a few AG headers written, not the root inode nor the last superblock
+        subprocess.call(['pkill', '-KILL', '-x', 'mkfs.xfs'])
+        proc.wait(timeout=30)
+        start = xfs.read_start(device)
+        assert start[:4] == b'XFSB' and uuidlib.UUID(bytes=start[32:48]) == uuidlib.UUID(FS_UUID)
+        assert xfs.superblock_in_progress(start), 'mkfs.xfs finished before it was killed'
+        found = subprocess.check_output([require_tool('wipefs'), '--no-act', '--json', device], universal_newlines=True)
+        assert [sig['type'] for sig in json.loads(found)['signatures']] == ['xfs']
+        subprocess.check_call([mkfs, '-q', '-f', '-K', '-m', 'uuid=' + FS_UUID, device])
+        assert not xfs.superblock_in_progress(xfs.read_start(device))

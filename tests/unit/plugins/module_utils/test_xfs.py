@@ -270,3 +270,13 @@ def test_real_world_mkfs_xfs_old():
     assert result["log"] == {"internal": True, "device": None, "blocks": 2187, "bytes": 2187 * 4096,
                              "version": 1, "sunit_bytes": 0}
     assert result["features"] == {"unwritten": False}
+
+
+def test_a_superblock_whose_mkfs_never_finished_is_told_apart():
+    """Issue 31, finding 10: byte 126 of the primary superblock (sb_inprogress)."""
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import superblock_in_progress
+    whole = b'XFSB' + b'\0' * 508
+    half = whole[:126] + b'\x01' + whole[127:]
+    assert not superblock_in_progress(whole) and superblock_in_progress(half)
+    assert not superblock_in_progress(b'\0' * 126 + b'\x01' + b'\0' * 385)  # not an XFS
+    assert not superblock_in_progress(b'XFSB')  # too short to say
