@@ -44,6 +44,10 @@ def test_bad_verify_ranks_refused_first(name, value, message):
       'xfs_label': u'ckpt\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9'},
      u"xfs_label: 'ckpt\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9' must be at most 12 bytes"),
     ({}, 'checkpoint_io_data_drives is not set'),
+    # finding 7: a force list that names no drive of the node (a misspelt serial) stops the run before the baseline's
+    # raw write and every role
+    ({'checkpoint_io_data_drives': {'models': ['^NONE$']}, 'checkpoint_io_xfs': True, 'xfs_force': ['DATA00O1']},
+     'xfs_force names DATA00O1, which is none of the drives'),
 ])
 def test_a_selection_or_a_setting_that_cannot_work_here_stops_the_first_play(tmp_path, extra, message):
     """Issue 31, findings 11 and 17: a misspelt serial, an unset selection, a label over its byte limit are refused
