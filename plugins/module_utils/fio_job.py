@@ -97,11 +97,11 @@ def check_heartbeat(value, option='heartbeat'):
     return value
 
 
-def heartbeat_for(poll, hosts=1, forks=5, floor=60):
+def heartbeat_for(poll, hosts=1, forks=5, floor=30):
     """The heartbeat of a job polled every ``poll`` seconds by a run over ``hosts`` hosts with ``forks`` forks: under
     the linear strategy a host is polled again only after the task has run on every host (hosts / forks batches,
-    each up to ``poll`` seconds of waiting plus its start-up), so the deadline is three such rounds, at least six
-    polls and ``floor``; capped at HEARTBEAT_RANGE's top. A stopped controller then stops the node's job within it."""
+    each up to ``poll`` seconds of waiting plus its start-up), so the deadline is three such rounds (5 s of start-up
+    each), at least six polls and ``floor`` (half a minute); capped at HEARTBEAT_RANGE's top. A stopped controller then stops the node's job within it."""
     poll = max(float(poll), 1.0)
     batches = -(-max(int(hosts), 1) // max(int(forks), 1))
     seconds = max(float(floor), 6 * poll, 3 * batches * (poll + 5))

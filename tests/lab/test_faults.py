@@ -398,9 +398,9 @@ def test_06_symlinks_planted_by_the_training_user(lab):
     checks.done()
 
 
-# The verification's heartbeat with checkpoint_io_verify_poll 1 (tasks/checkpoint_write.yml: max(60, 6 x poll)), and
+# The verification's heartbeat with checkpoint_io_verify_poll 1 on two nodes (filter job_heartbeat: half a minute), and
 # what a stop may take beyond it (the watchdog checks every few seconds; SIGTERM, then SIGKILL to fio).
-HEARTBEAT = 60
+HEARTBEAT = 30
 STOP_GRACE = 30
 
 
