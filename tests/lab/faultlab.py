@@ -394,3 +394,59 @@ class FaultLab(object):
         self.say("%s %s: rc=%s %s (%.0f s)" % (os.path.basename(playbook), " ".join(extra), run.rc, run.recap,
                                                run.seconds))
         return run
+
+
+# --- what every case checks ----------------------------------------------------------------------------------
+class Checks(object):
+    """Every expectation of a case is checked, even after one failed (the report lists them all)."""
+
+    def __init__(self, case):
+        self.case = case
+        self.failures = []
+
+    def __call__(self, condition, what, detail=""):
+        if not condition:
+            self.failures.append("%s\n%s" % (what, str(detail)[-4000:]))
+        return condition
+
+    def done(self):
+        assert not self.failures, "%s: %d expectation(s) failed:\n\n%s" % (
+            self.case, len(self.failures), "\n\n".join(self.failures))
+
+
+def intact(lab, node, checks, allowed_in_dir=()):
+    """Nothing lost, nothing left on ``node`` (see the module's doc)."""
+    snap = lab.snapshot(node)
+    ref = lab.reference[node]
+    checks(snap["os_first_mib"] == ref["os_first_mib"], "%s: the OS drive's first MiB changed" % node, snap)
+    checks(snap["neighbour_sha"] == ref["neighbour_sha"], "%s: the neighbour drive %s changed" % (
+        node, NEIGHBOUR_SERIAL), snap)
+    checks(snap["neighbour_file"] == PLANTED, "%s: the neighbour's planted file is not what was planted" % node, snap)
+    checks(not snap["processes"], "%s: processes left: %s" % (node, snap["processes"]))
+    checks(not snap["job_store"], "%s: job records left: %s" % (node, snap["job_store"]))
+    checks(not snap["tmp"], "%s: scratch files left in /tmp, /var/tmp: %s" % (node, snap["tmp"]))
+    left = [entry for entry in snap["checkpoint_dir"] or [] if entry not in allowed_in_dir]
+    checks(not left, "%s: left in %s: %s (the state store's scratch record: %s; mounts: %s)" % (
+        node, CHECKPOINT_DIR, left, snap.get("scratch_record"), snap.get("mounts")))
+    return snap
+
+
+def converges(lab, checks, playbook, hosts, *extra, changes=True):
+    """After the fault is cleared: a rerun on ``hosts`` (a name or a list) passes, then a further run changes
+    nothing. ``changes``: True - the rerun must change something (it finishes the interrupted work); False - the
+    rerun itself must be changed=0 (no further run); None - either (the fault may have struck before or after the
+    change)."""
+    hosts = [hosts] if isinstance(hosts, str) else list(hosts)
+    run = lab.run(playbook, *extra, limit=",".join(hosts))
+    checks(run.rc == 0, "%s: the rerun after the fault was cleared failed" % hosts, run.tail())
+    if changes is False:
+        checks(all(run.changed(host) == 0 for host in hosts), "%s: the rerun is not changed=0" % hosts, run.tail())
+        return run
+    if changes:
+        checks(all((run.changed(host) or 0) > 0 for host in hosts),
+               "%s: the rerun changed nothing (expected it to finish the work)" % hosts, run.tail())
+    if any(run.changed(host) for host in hosts):
+        run = lab.run(playbook, *extra, limit=",".join(hosts))
+        checks(run.rc == 0 and all(run.changed(host) == 0 for host in hosts),
+               "%s: a further run is not changed=0" % hosts, run.tail())
+    return run

@@ -28,8 +28,8 @@ What the collection does for each fault, and the test that shows it:
 | one host unreachable among three | Ansible fails that host (UNREACHABLE, named); the other two finish | test_05 |
 | two runs at once | the run lease: refused naming the holder, or serialised | molecule/default/tests/test_run_lease.py |
 | links planted by the training user | nothing written through them, nothing of the user's deleted or changed | test_06 |
-| Ctrl-C (SIGINT) to ansible-playbook mid-write | fio stops on every node within the heartbeat's deadline; the next run leaves nothing | test_07 |
-| the controller killed (SIGKILL to its process group) mid-write | the same: no controller polls, so the node-side job stops itself | test_07 |
+| Ctrl-C (SIGINT) to ansible-playbook mid-write | fio stops within the heartbeat's deadline; the next run leaves nothing | tests/lab/test_controller_stops.py |
+| the controller killed (SIGKILL to its process group) mid-write | the same: no controller polls, so the node-side job stops itself | tests/lab/test_controller_stops.py |
 
 ``CHECKPOINT_IO_FAULTS_LAB=DIR`` keeps the lab in DIR and reuses it when its nodes run (for working on a test).
 """
@@ -38,7 +38,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import time
 
 import pytest
@@ -54,7 +53,10 @@ from faultlab import (
     TUNE,
     VERIFY,
     DS_CONFIG,
+    Checks,
     FaultLab,
+    converges,
+    intact,
 )
 
 NODES = (("node1", "bookworm"), ("node2", "trixie"))
@@ -66,23 +68,6 @@ AFTER_WRITE = r"TASK \[.*Poll the checkpoint write \(after"
 STARTED = time.time()
 # A reboot of a bookworm node takes 20-70 s, and several minutes on a machine shared with other lab nodes.
 REBOOT_TIMEOUT = "600"
-
-
-class Checks(object):
-    """Every expectation of a case is checked, even after one failed (the report lists them all)."""
-
-    def __init__(self, case):
-        self.case = case
-        self.failures = []
-
-    def __call__(self, condition, what, detail=""):
-        if not condition:
-            self.failures.append("%s\n%s" % (what, str(detail)[-4000:]))
-        return condition
-
-    def done(self):
-        assert not self.failures, "%s: %d expectation(s) failed:\n\n%s" % (
-            self.case, len(self.failures), "\n\n".join(self.failures))
 
 
 @pytest.fixture(scope="module")
@@ -105,23 +90,6 @@ def lab():
             shutil.rmtree(state, ignore_errors=True)
 
 
-def intact(lab, node, checks, allowed_in_dir=()):
-    """Nothing lost, nothing left on ``node`` (see the module's doc)."""
-    snap = lab.snapshot(node)
-    ref = lab.reference[node]
-    checks(snap["os_first_mib"] == ref["os_first_mib"], "%s: the OS drive's first MiB changed" % node, snap)
-    checks(snap["neighbour_sha"] == ref["neighbour_sha"], "%s: the neighbour drive %s changed" % (
-        node, NEIGHBOUR_SERIAL), snap)
-    checks(snap["neighbour_file"] == PLANTED, "%s: the neighbour's planted file is not what was planted" % node, snap)
-    checks(not snap["processes"], "%s: processes left: %s" % (node, snap["processes"]))
-    checks(not snap["job_store"], "%s: job records left: %s" % (node, snap["job_store"]))
-    checks(not snap["tmp"], "%s: scratch files left in /tmp, /var/tmp: %s" % (node, snap["tmp"]))
-    left = [entry for entry in snap["checkpoint_dir"] or [] if entry not in allowed_in_dir]
-    checks(not left, "%s: left in %s: %s (the state store's scratch record: %s; mounts: %s)" % (
-        node, CHECKPOINT_DIR, left, snap.get("scratch_record"), snap.get("mounts")))
-    return snap
-
-
 def failure_text(run, host):
     return " ".join(run.failures(host))
 
@@ -136,27 +104,6 @@ def expect_failed(run, host, checks, *phrases, others_finish=True):
     for other in run.recap if others_finish else ():
         if other != host and other in dict(NODES):
             checks(not run.failed(other), "%s (no fault) did not finish" % other, run.tail())
-
-
-def converges(lab, checks, playbook, hosts, *extra, changes=True):
-    """After the fault is cleared: a rerun on ``hosts`` (a name or a list) passes, then a further run changes
-    nothing. ``changes``: True - the rerun must change something (it finishes the interrupted work); False - the
-    rerun itself must be changed=0 (no further run); None - either (the fault may have struck before or after the
-    change)."""
-    hosts = [hosts] if isinstance(hosts, str) else list(hosts)
-    run = lab.run(playbook, *extra, limit=",".join(hosts))
-    checks(run.rc == 0, "%s: the rerun after the fault was cleared failed" % hosts, run.tail())
-    if changes is False:
-        checks(all(run.changed(host) == 0 for host in hosts), "%s: the rerun is not changed=0" % hosts, run.tail())
-        return run
-    if changes:
-        checks(all((run.changed(host) or 0) > 0 for host in hosts),
-               "%s: the rerun changed nothing (expected it to finish the work)" % hosts, run.tail())
-    if any(run.changed(host) for host in hosts):
-        run = lab.run(playbook, *extra, limit=",".join(hosts))
-        checks(run.rc == 0 and all(run.changed(host) == 0 for host in hosts),
-               "%s: a further run is not changed=0" % hosts, run.tail())
-    return run
 
 
 def throttled(lab, node, percent):
@@ -397,54 +344,3 @@ def test_06_symlinks_planted_by_the_training_user(lab):
                                                  "step_100", "latest"))
     checks.done()
 
-
-# The verification's heartbeat with checkpoint_io_verify_poll 1 on two nodes (filter job_heartbeat: half a minute), and
-# what a stop may take beyond it (the watchdog checks every few seconds; SIGTERM, then SIGKILL to fio).
-HEARTBEAT = 30
-STOP_GRACE = 30
-
-
-def fio_on(lab, node):
-    return [line for line in lab.snapshot(node)["processes"] if "fio" in line]
-
-
-@pytest.mark.parametrize("sig", ["SIGINT", "SIGKILL"])
-def test_07_the_controller_stops_polling_mid_write(lab, sig):
-    """Issue 31, findings 9 and 16: after Ctrl-C or a lost controller the detached fio kept writing for up to
-    checkpoint_io_verify_timeout (3600 s). The verification on both nodes, node1's drives throttled so that its write
-    would last minutes; when the tuned write starts, ansible-playbook gets SIGINT (Ctrl-C), or its whole process
-    group SIGKILL (a controller that dies). No poll renews the job's heartbeat, so the node-side job stops fio on
-    every node within the heartbeat's deadline; the next run reaps what is left (scratch, job records, the lease)."""
-    checks = Checks("%s to ansible-playbook during the verification" % sig)
-    ensure_volume(lab, "node1")
-    signum = getattr(signal, sig)
-
-    def stop_the_controller():
-        # the write is running on node1 (its progress polled): the controller goes away now
-        if signum == signal.SIGINT:
-            os.killpg(lab.proc.pid, signal.SIGINT)  # Ctrl-C in a terminal: the whole foreground group
-        else:
-            os.killpg(lab.proc.pid, signal.SIGKILL)
-    stop_the_controller.__doc__ = sig
-    throttled(lab, "node1", "1%")  # ~0.7 MiB/s: the 64 MiB checkpoint would take about 90 s
-    try:
-        run = lab.run(VERIFY, "-e", '{"checkpoint_io_verify_total_size": "64M"}',
-                      inject=[(AFTER_WRITE, stop_the_controller)])
-        stopped = time.time()
-        checks(run.fired and run.rc != 0, "the run was not stopped mid-write (rc %s)" % run.rc, run.tail())
-        running = fio_on(lab, "node1")
-        checks(running, "node1: no fio right after the controller stopped (the write ended too soon to test)")
-        deadline = stopped + HEARTBEAT + STOP_GRACE
-        while time.time() < deadline and (fio_on(lab, "node1") or fio_on(lab, "node2")):
-            time.sleep(5)
-        left = {"node1": fio_on(lab, "node1"), "node2": fio_on(lab, "node2")}
-        lab.say("%s: fio gone %.0f s after the controller stopped: %s" % (sig, time.time() - stopped, left))
-        checks(not left["node1"] and not left["node2"],
-               "fio still runs %d s after the controller stopped: %s" % (HEARTBEAT + STOP_GRACE, left))
-    finally:
-        throttled(lab, "node1", "off")
-    # the next run reaps what the stopped one left and passes; then nothing is left on either node
-    converges(lab, checks, VERIFY, ["node1", "node2"], changes=None)
-    intact(lab, "node1", checks)
-    intact(lab, "node2", checks)
-    checks.done()
