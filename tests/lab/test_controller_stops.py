@@ -3,8 +3,8 @@ and 16). Before the heartbeat, the detached fio kept writing for up to checkpoin
 scratch, the job record and the lease stayed on the node until the next run.
 
 One bookworm node (the fault suite's lab: tests/lab/faultlab.py), a drive model on its first data drive with an
-XFS on it as the checkpoint directory, throttled to 1% of its ceiling so that the verification's 64 MiB write would
-take about 90 s. When the tuned write starts, ansible-playbook's process group gets SIGINT (Ctrl-C in a terminal)
+XFS on it as the checkpoint directory, throttled to 1% of its ceiling once the "before" write is done, so that the
+verification's tuned 64 MiB write would take about 90 s. When the tuned write starts, ansible-playbook's process group gets SIGINT (Ctrl-C in a terminal)
 or SIGKILL (a controller that dies). No poll renews the job's heartbeat (half a minute here: filter job_heartbeat),
 so the node-side job stops fio within it; the next run reaps what is left (scratch, job records, the lease) and
 passes, and then nothing is left on the node and nothing else was touched (faultlab's snapshot: the OS drive's
@@ -32,6 +32,7 @@ from faultlab import (
 
 NODES = (("node1", "bookworm"),)
 DRIVE_MODELS = ("data1:knee8",)
+BEFORE_KEPT = r"TASK \[.*Keep the before result"
 AFTER_WRITE = r"TASK \[.*Poll the checkpoint write \(after"
 # The verification's heartbeat with checkpoint_io_verify_poll 1 on one node (filter job_heartbeat: half a minute),
 # and what a stop may take beyond it (the watchdog checks every few seconds; SIGTERM, then SIGKILL to fio).
@@ -82,11 +83,14 @@ def test_fio_stops_within_the_heartbeat_once_the_controller_stops_polling(lab, s
         # the write runs on the node (its progress polled): the controller goes away now, all of it
         os.killpg(lab.proc.pid, signum)
     stop_the_controller.__doc__ = sig
-    lab.nvmelab("throttle", "node1", "data1", "1%")  # ~0.7 MiB/s: the 64 MiB checkpoint would take about 90 s
+    def throttle():
+        # between the before write (at full speed) and the tuned one: ~0.7 MiB/s, the 64 MiB would take about 90 s
+        lab.nvmelab("throttle", "node1", "data1", "1%")
+    throttle.__doc__ = "throttle data1 to 1%"
     try:
-        run = lab.run(VERIFY, "-e", EXTRA, inject=[(AFTER_WRITE, stop_the_controller)])
+        run = lab.run(VERIFY, "-e", EXTRA, inject=[(BEFORE_KEPT, throttle), (AFTER_WRITE, stop_the_controller)])
         stopped = time.time()
-        checks(run.fired and run.rc != 0, "the run was not stopped mid-write (rc %s)" % run.rc, run.tail())
+        checks(len(run.fired) == 2 and run.rc != 0, "the run was not stopped mid-write (rc %s)" % run.rc, run.tail())
         checks(fio_on(lab, "node1"), "no fio right after the controller stopped (the write ended too soon to test)")
         deadline = stopped + HEARTBEAT + STOP_GRACE
         while time.time() < deadline and fio_on(lab, "node1"):
