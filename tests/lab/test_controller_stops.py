@@ -83,6 +83,7 @@ def test_fio_stops_within_the_heartbeat_once_the_controller_stops_polling(lab, s
         # the write runs on the node (its progress polled): the controller goes away now, all of it
         os.killpg(lab.proc.pid, signum)
     stop_the_controller.__doc__ = sig
+
     def throttle():
         # between the before write (at full speed) and the tuned one: ~0.7 MiB/s, the 64 MiB would take about 90 s
         lab.nvmelab("throttle", "node1", "data1", "1%")

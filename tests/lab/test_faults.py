@@ -28,8 +28,8 @@ What the collection does for each fault, and the test that shows it:
 | one host unreachable among three | Ansible fails that host (UNREACHABLE, named); the other two finish | test_05 |
 | two runs at once | the run lease: refused naming the holder, or serialised | molecule/default/tests/test_run_lease.py |
 | links planted by the training user | nothing written through them, nothing of the user's deleted or changed | test_06 |
-| Ctrl-C (SIGINT) to ansible-playbook mid-write | fio stops within the heartbeat's deadline; the next run leaves nothing | tests/lab/test_controller_stops.py |
-| the controller killed (SIGKILL to its process group) mid-write | the same: no controller polls, so the node-side job stops itself | tests/lab/test_controller_stops.py |
+| Ctrl-C (SIGINT) to ansible-playbook mid-write | fio stops within the heartbeat; the next run leaves nothing | test_controller_stops.py |
+| the controller killed (SIGKILL to its process group) mid-write | the same: nothing polls, the job stops itself | test_controller_stops.py |
 
 ``CHECKPOINT_IO_FAULTS_LAB=DIR`` keeps the lab in DIR and reuses it when its nodes run (for working on a test).
 """
@@ -343,4 +343,3 @@ def test_06_symlinks_planted_by_the_training_user(lab):
     intact(lab, "node1", checks, allowed_in_dir=("rank_0.ckpt", "rank_1.ckpt", "rank_2.ckpt", "rank_3.ckpt",
                                                  "step_100", "latest"))
     checks.done()
-

@@ -215,8 +215,9 @@ def test_a_bad_value_falls_back_to_the_default_in_the_play_keywords(synthetic):
 
 def test_the_real_playbook_stops_after_its_failed_canary(tmp_path):
     """playbooks/tune_checkpoint_nodes.yml in check mode on three aliases of this machine: the gds play runs in its
-    three batches (n1, then n2, then n3: no GPU here, it passes; the baseline's play before it the same way), the canary n1 fails the io_uring_engine play (a bad
-    role variable), n2 and n3 never enter it and no later play starts."""
+    three batches (n1, then n2, then n3: no GPU here, it passes; the baseline's play before it the same way), the
+    canary n1 fails the io_uring_engine play (a bad role variable), n2 and n3 never enter it and no later play
+    starts."""
     state = tmp_path / 'state'
     state.mkdir(mode=0o700)
     inventory = _inventory(tmp_path, ['n1', 'n2', 'n3'], {'n1': {'io_uring_engine_verify': 'notabool'}})

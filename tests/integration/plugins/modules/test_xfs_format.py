@@ -275,7 +275,6 @@ def test_absent_erases_only_the_xfs_with_the_uuid(node, capsys):
     assert rc == 0 and out['changed'] is False and [k for k, d in node.signatures('nvme1n1')] == ['ext4']
 
 
-
 def test_a_half_made_xfs_of_ours_is_made_again_not_kept(node, capsys):
     """Issue 31, finding 10: a run killed inside mkfs.xfs left an XFS with the role's UUID whose mkfs never
     finished; wipefs calls it xfs with that UUID, so the next run kept it (test failed before the fix: action none,

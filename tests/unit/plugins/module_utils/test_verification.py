@@ -177,7 +177,7 @@ DF = ('Filesystem      Mounted on            Avail\n'
 def test_a_verification_directory_on_the_os_drive_is_refused():
     """Finding 12: /var/tmp was accepted, 3 GiB written there and compared with the data drives' baseline (test
     failed before the fix: no check)."""
-    ok = v.write_places(DF.split('\n')[0] + '\n' + DF.split('\n')[1], ['/mnt/check points/runs'], FACTS)
+    ok = v.write_places('\n'.join(DF.splitlines()[:2]), ['/mnt/check points/runs'], FACTS)
     assert ok == {'avail': 4000000000, 'errors': []}
     places = v.write_places(DF, ['/mnt/check points/runs', '/var/tmp', '/boot/x'], FACTS)
     assert places['avail'] == 4000000000
