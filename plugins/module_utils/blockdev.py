@@ -23,7 +23,9 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs imp
     unescape_mount_field,
 )
 
-OS_MOUNT_POINTS = ('/', '/boot', '/boot/efi', '/efi')
+# A drive that holds one of these mounts (or swap) is the OS drive: never selected, never written (the verification
+# refuses a directory whose filesystem is mounted at one of them, too).
+OS_MOUNT_POINTS = ('/', '/boot', '/boot/efi', '/efi', '/usr', '/var')
 
 _MAJMIN_RE = re.compile(r'^\d+:\d+$')
 

@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.blockdev import OS_MOUNT_POINTS
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import AIO_DEFAULTS_DICT
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts_access import section
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import force_names, named_by
@@ -18,8 +19,6 @@ GIB = 1024 ** 3
 BLOCK = 1024 * 1024          # the shards are whole 1 MiB blocks per rank
 QUEUE_KEYS = ('scheduler', 'nr_requests', 'read_ahead_kb', 'max_sectors_kb', 'nomerges', 'rq_affinity', 'io_poll')
 SETTING_KEYS = ('queue_depth', 'block_size', 'intra_op_parallelism')
-# A directory whose filesystem is mounted at one of these is on the OS drive: the verification never writes there.
-OS_DIR_MOUNTS = ('/', '/boot', '/boot/efi', '/efi', '/usr', '/var')
 
 
 def _number(value):
@@ -255,7 +254,7 @@ def write_places(df_output, dirs, facts=None):
     errors = []
     for path, row in zip(dirs, rows):
         on_os_nvme = any(row['source'] == dev or row['source'].startswith(dev + 'p') for dev in os_devices)
-        on_os = row['target'] in OS_DIR_MOUNTS or on_os_nvme
+        on_os = row['target'] in OS_MOUNT_POINTS or on_os_nvme
         if on_os:
             errors.append('%s is on the OS drive (%s mounted at %s): the verification writes a checkpoint of GiBs and '
                           'never on the OS drive; point checkpoint_io_verify_dirs at the checkpoint volume'
