@@ -817,7 +817,9 @@ def load_state(state_dir):
 
 
 def registry():
-    """Every state dir with nodes up, so that `down --all` can stop them (CI's trap uses it)."""
+    """Every state dir with nodes up, so that `down --all` can stop them (CI's trap uses it). Each entry holds the
+    state dir and the run that started it (``NVMELAB_RUN``, set by tests/run-all.sh), so a run's trap stops its own
+    labs and not those of another run on the same machine."""
     path = os.path.join(cache_dir(), "running")
     os.makedirs(path, exist_ok=True)
     return path
@@ -829,7 +831,7 @@ def registry_entry(state_dir):
 
 def save_state(state_dir, state):
     with open(registry_entry(state_dir), "w") as handle:
-        handle.write(state_dir)
+        handle.write("%s\n%s\n" % (state_dir, os.environ.get("NVMELAB_RUN", "")))
     tmp = state_file(state_dir) + ".tmp"
     with open(tmp, "w") as handle:
         json.dump(state, handle, indent=2)
@@ -1287,9 +1289,14 @@ def down_dir(state_dir, keep_files=False):
 
 
 def down_all():
+    """Stop every registered lab; where ``NVMELAB_RUN`` is set, only the labs that run started."""
+    run = os.environ.get("NVMELAB_RUN", "")
     for entry in sorted(os.listdir(registry())):
         with open(os.path.join(registry(), entry)) as handle:
-            state_dir = handle.read().strip()
+            lines = handle.read().splitlines()
+        state_dir, owner = (lines + ["", ""])[:2]
+        if run and owner != run:
+            continue
         log("down %s" % state_dir)
         down_dir(state_dir)
 
@@ -1482,7 +1489,8 @@ def main(argv=None):
     p = sub.add_parser("down", help="stop every node and remove its disks")
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--state-dir")
-    group.add_argument("--all", action="store_true", help="every lab started from this cache")
+    group.add_argument("--all", action="store_true",
+                       help="every lab started from this cache (where NVMELAB_RUN is set: that run's)")
     p = sub.add_parser("status", help="show nodes")
     p.add_argument("--state-dir", required=True)
     p = sub.add_parser("ssh", help="run a command on a node")

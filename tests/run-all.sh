@@ -10,7 +10,14 @@ echo "=== bootstrap: ok ($((SECONDS - bootstrap_start)) s)"
 export PATH="$PWD/.venv/bin:$PATH"
 # The tests that parse a rendered ds_config with DeepSpeed's own parser fail instead of skipping.
 export CHECKPOINT_IO_REQUIRE_DEEPSPEED=1
+# This run's labs (and only them: another run on the machine keeps its own) are stopped on exit.
+NVMELAB_RUN="run-$$-$(date +%s)"
+export NVMELAB_RUN
 trap 'python3 lab/nvmelab.py down --all' EXIT
+# Lab nodes already running when the suite starts share its two cores and fail no-leftover-qemu at the end: say so
+# first, so a slow or failed run shows why.
+already=$(ps -eo pid=,args= | awk '($2 ~ /qemu-system-x86_64/ && /-name/) || $2 ~ /nbdkit/' | cut -c1-200)
+[ -z "$already" ] || { echo "note: lab processes running before this suite started:"; echo "$already"; }
 passed=0
 failed=0
 failures=()
@@ -23,11 +30,20 @@ tally() {
     failed=$((failed + 1)); failures+=("$1"); echo "=== $1: FAILED ($3 s)"
   fi
 }
+# Each step's output is kept in $step_logs too: a failed step's last lines are printed again at the very end,
+# where a CI log that keeps only its tail still shows why.
+step_logs=$(mktemp -d)
+# Each step reads its own /dev/null: ansible-playbook exits 1 ("requires blocking IO") when its stdin is
+# non-blocking, and a flag one process sets on an inherited stdin is every sharer's. Molecule-default's destroy
+# failed in two suites on molecule's ansible-playbook --version (exit 1) with the stdin it inherited.
 step() {
   local name=$1; shift
   echo "=== $name: $*"
-  local start=$SECONDS rc=0
-  "$@" || rc=$?
+  local start=$SECONDS rc
+  { "$@"; rc=$?
+    python3 -c 'import os; os.get_blocking(0) or print("note: this step left its stdin non-blocking")'
+    exit "$rc"; } < /dev/null 2>&1 | tee "$step_logs/$name.log"
+  rc=${PIPESTATUS[0]}
   tally "$name" "$rc" $((SECONDS - start))
 }
 # A lane: steps run one after another in the background, their output in a file, printed with their
@@ -69,8 +85,8 @@ scenario_step() {
   fi
 }
 lab_fleet=tests/output/lab_fleet
-# The host steps (lint, sanity, unit, integration, browser, install), then two one-node lab steps whose assertions
-# do not depend on the pace: beside the fault suite.
+# The host steps (lint, sanity, unit, integration, browser, install), then the lab steps whose assertions do not
+# depend on the pace: beside the fault suite.
 host_steps() {
   step lint ansible-lint --profile production
   step sanity tests/sanity.sh
@@ -82,6 +98,11 @@ host_steps() {
   # measured in the same step)
   step lab-nvme-ioctl python -m pytest -p no:cacheprovider -s tests/lab/test_nvme_ioctl.py   # the admin ioctl vs nvme-cli, -s: the times
   step lab-compression python -m pytest -p no:cacheprovider -s tests/lab/test_compression_node.py   # a checkpoint on a lab node, its bandwidth measured there
+}
+# ... and, in the same lane, two bookworm nodes: one run converges (it asserts the state two runs leave, not a pace)
+host_lane() {
+  host_steps
+  scenario_step one_run
 }
 xfs_lane() { scenario_step xfs; }
 nvmeof_lane() {
@@ -113,7 +134,7 @@ else
   # Side by side, two at a time on this machine's 2 cores: the pairs take less than the sum of their parts
   # (tests/README.md has the measurements). Their assertions are about behaviour, or compare numbers measured in
   # the same run under the same load.
-  bg_lane host host_steps
+  bg_lane host host_lane
   faults_step
   bg_wait
   bg_lane nvmeof nvmeof_lane
@@ -133,6 +154,12 @@ no_leftover_qemu() {
   [ -z "$left" ] || { echo "lab nodes or drive-model servers still running:"; echo "$left"; return 1; }
 }
 step no-leftover-qemu no_leftover_qemu
+for name in "${failures[@]}"; do
+  [ -s "$step_logs/$name.log" ] || continue
+  echo "=== $name: its last 80 lines again"
+  tail -n 80 "$step_logs/$name.log"
+done
+rm -rf "$step_logs"
 [ "$failed" = 0 ] || echo "failed steps: ${failures[*]}"
 echo "steps: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -60,8 +60,10 @@ def run_playbook(path, *extra, inventory=None, env=None, timeout=1800):
     argv = [ansible_playbook_binary(), "-i", inventory, path] + list(extra)
     full_env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
     full_env.update(env or {})
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                          env=full_env, cwd=os.path.dirname(os.path.abspath(path)), timeout=timeout, check=False)
+    # stdin of its own: the playbook cannot leave the test's (Molecule's) stdin non-blocking
+    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, env=full_env, cwd=os.path.dirname(os.path.abspath(path)),
+                          timeout=timeout, check=False)
     output = ANSI.sub("", proc.stdout)
     recap = {}
     for host, counters in re.findall(r"^(\S+)\s+:\s+(ok=.*)$", output, re.MULTILINE):

@@ -4,7 +4,7 @@
 
 ansible-core merges facts one level deep, so without this every call with a smaller ``gather_subset`` would replace
 all of ``ansible_facts.checkpoint_io``. The module runs on the node as usual; this merges its result into the
-host's current facts (module_utils/fact_merge.py) unless ``merge: false``.
+host's current facts (module_utils/facts/fact_merge.py) unless ``merge: false``.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -7,7 +7,7 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # The option of every module that starts a detached job polled by checkpoint_job (module_utils/fio_job.py).
+    # The option of every module that starts a detached job polled by checkpoint_job (module_utils/verify/fio_job.py).
     DOCUMENTATION = r'''
 options:
   heartbeat:

@@ -7,7 +7,7 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # The option of every module that reads or writes the collection's state store (module_utils/state_store.py).
+    # The option of every module that reads or writes the collection's state store (module_utils/common/state_store.py).
     DOCUMENTATION = r'''
 options:
   state_dir:

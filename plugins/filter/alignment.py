@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Cross-layer queue-depth alignment filters. Each filter is documented in the YAML file of its name beside
 this file (queue_alignment.yml, knee_depth.yml, per_rank_depth.yml,
-finding_line.yml); the logic is in module_utils/alignment.py."""
+finding_line.yml); the logic is in module_utils/block/alignment.py and alignment_plan.py."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,7 +10,8 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import alignment as _alignment
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block import alignment as _alignment
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block import alignment_plan as _alignment_plan
 
 
 def _call(name, function, *args):
@@ -27,12 +28,12 @@ def queue_alignment(facts, plan):
 
 def knee_depth(curve, fraction=0.95, block_size=None):
     """``sweep_points | ai_storage.checkpoint_io.knee_depth(0.95, '1M')``: the knee of a depth sweep."""
-    return _call('knee_depth', _alignment.knee_depth, curve, fraction, block_size)
+    return _call('knee_depth', _alignment_plan.knee_depth, curve, fraction, block_size)
 
 
 def per_rank_depth(knee, ranks_per_drive, nr_requests):
     """``knee | ai_storage.checkpoint_io.per_rank_depth(4, 1023)``: ceil(knee / ranks) clamped to [1, nr_requests]."""
-    return _call('per_rank_depth', _alignment.per_rank_depth, knee, ranks_per_drive, nr_requests)
+    return _call('per_rank_depth', _alignment_plan.per_rank_depth, knee, ranks_per_drive, nr_requests)
 
 
 def finding_line(finding):

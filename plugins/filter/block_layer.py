@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The block_layer role's variables and files checked before anything is gathered or changed (documented in
 block_layer_inputs.yml and block_layer_file_problems.yml beside this file); the checks are in
-module_utils/block_queue.py."""
+module_utils/block/block_queue.py."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,7 +10,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block_queue import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block.block_queue import (
     role_file_problems,
     role_input_errors,
 )

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The compression readiness filter (documented in compression_line.yml beside this file); the logic is in
-module_utils/compression.py."""
+module_utils/compression/compression.py."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import compression as _compression
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.compression import compression as _compression
 
 
 def compression_line(result):

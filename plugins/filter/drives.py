@@ -9,9 +9,9 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts_access import section
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.records import own_holders
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.facts_access import section
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.records import own_holders
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.selection import (
     drive_verdict as _drive_verdict,
     select_drives as _select_drives,
     selection_problems as _selection_problems,

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters of the io_uring engine profile (the io_uring_engine role). Each filter is documented in the YAML
-file of its name beside this file; the logic is in module_utils/engine_profile.py."""
+file of its name beside this file; the logic is in module_utils/io_uring/engine_profile.py and engine_verify.py."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,7 +9,8 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import engine_profile as _engine
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.io_uring import engine_profile as _engine
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.io_uring import engine_verify as _engine_verify
 
 
 def _call(name, function, *args, **kwargs):
@@ -40,12 +41,12 @@ def engine_profile(facts, selection, options):
 
 def engine_fio_argv(profile, options=None, drives=None, fio='fio'):
     """``profile | ai_storage.checkpoint_io.engine_fio_argv(options, selection.selected)``: fio's argv."""
-    return _call('engine_fio_argv', _engine.fio_argv, profile, options or {}, drives, fio)
+    return _call('engine_fio_argv', _engine_verify.fio_argv, profile, options or {}, drives, fio)
 
 
 def engine_fio_verify(profile, fio_output, options=None, drives=None, block=None):
     """``profile | ai_storage.checkpoint_io.engine_fio_verify(result.stdout, options, drives, block)``."""
-    return _call('engine_fio_verify', _engine.verify_profile, profile, fio_output, options or {}, drives, block)
+    return _call('engine_fio_verify', _engine_verify.verify_profile, profile, fio_output, options or {}, drives, block)
 
 
 def engine_profile_file(document, existing=None):

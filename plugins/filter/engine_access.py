@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters of the training user's io_uring access (the io_uring_engine role): the memlock limit, the io_uring
 group's other members, the role's record. Each filter is documented in the YAML file of its name beside this file;
-the logic is in module_utils/engine_access.py."""
+the logic is in module_utils/io_uring/engine_access.py."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,7 +10,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import engine_access as _access
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.io_uring import engine_access as _access
 
 
 def engine_memlock_plan(value, options, io_uring=None, recorded=None):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The gds role's filters (documented in the .yml files of their names beside this file); the logic is in
-module_utils/gds_plan.py."""
+module_utils/gds/gds_plan.py."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,8 +9,8 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import gds_plan as _plan
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts_access import section
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import gds_plan as _plan
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.facts_access import section
 
 
 def gds_inputs(values):

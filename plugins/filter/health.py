@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of a measurement's preconditions and of the drives' health around it (module_utils/drive_health.py).
+"""Filters of a measurement's preconditions and of the drives' health around it (module_utils/nvme/drive_health.py).
 Documentation: the .yml files beside this file."""
 
 from __future__ import absolute_import, division, print_function
@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import drive_health as _health
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme import drive_health as _health
 
 
 def drive_health(facts, dirs=None, ioengine=None, before=None, failed=False):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The nvmeof_rdma role's filters (documented in the .yml files of their names beside this file); the logic is in
-module_utils/fabric_plan.py."""
+module_utils/fabric/fabric_plan.py."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fabric_plan as _plan
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fabric import fabric_plan as _plan
 
 
 def nvmeof_target_errors(targets):

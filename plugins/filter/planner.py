@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The checkpoint planner filter (documented in checkpoint_plan.yml beside this file); the logic is in
-module_utils/planner.py."""
+module_utils/fleet/planner.py."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import planner as _planner
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet import planner as _planner
 
 
 def checkpoint_plan(checkpoint, ranks_per_node=None, window_s=None, drive_mib_s=None, latency_ms=None,

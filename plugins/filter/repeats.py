@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters over repeated measurements (documented in before_after.yml beside this file); the logic is in
-module_utils/repeats.py."""
+module_utils/common/repeats.py."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import repeats as _repeats
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import repeats as _repeats
 
 
 def before_after(before, after, same_settings=False, noise_floor=_repeats.NOISE_FLOOR):

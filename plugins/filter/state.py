@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters over the state store's records (module_utils/records.py). Documentation: the .yml files beside this."""
+"""Filters over the state store's records (module_utils/common/records.py). Documentation: the .yml files beside this."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -8,7 +8,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import records
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import records
 
 
 def _call(name, func, *args):

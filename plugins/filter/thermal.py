@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The thermal validation's filters (documented in the .yml files of their names beside this file); the logic is
-in module_utils/thermal.py."""
+in module_utils/thermal/thermal.py."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import thermal as _thermal
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.thermal import thermal as _thermal
 
 
 def _call(name, function, *args):
@@ -46,16 +46,9 @@ def thermal_record(report, apply_backoff, ranks, queue_depth, block_size):
     return _call('thermal_record', _thermal.record_data, report, apply_backoff, ranks, queue_depth, block_size)
 
 
-def thermal_progress(drives):
-    """``progress.drives | ai_storage.checkpoint_io.thermal_progress``: one line of the sampled drives."""
-    if not isinstance(drives, dict):
-        raise AnsibleFilterError('thermal_progress: %r is not the drives of a write\'s progress' % (drives,))
-    return _thermal.progress_line(drives)
-
-
 class FilterModule(object):
     """Thermal validation filters."""
 
     def filters(self):
         return {'thermal_inputs': thermal_inputs, 'thermal_report': thermal_report, 'thermal_line': thermal_line,
-                'thermal_record': thermal_record, 'thermal_progress': thermal_progress}
+                'thermal_record': thermal_record}

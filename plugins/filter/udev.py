@@ -8,7 +8,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import udev
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import udev
 
 
 def udev_match(value, what='value'):

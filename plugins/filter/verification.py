@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of the checkpoint-write verification (module_utils/verification.py). Documentation: the .yml files
+"""Filters of the checkpoint-write verification (module_utils/verify/verification.py). Documentation: the .yml files
 beside this file."""
 
 from __future__ import absolute_import, division, print_function
@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import verification as _v
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify import verification as _v
 
 
 def _call(name, func, *args):

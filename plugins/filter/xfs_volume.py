@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters of the checkpoint volume (the xfs role). Each filter is documented in the YAML file of its name
-beside this file; the logic is in module_utils/xfs_plan.py (pure functions, unit tested)."""
+beside this file; the logic is in module_utils/xfs/xfs_plan.py, mount_options.py (pure functions, unit tested)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,10 +9,12 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import wipefs as _wipefs, xfs_plan as _plan
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts_access import section
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import force_names
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import log_device_check, select_drives
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import wipefs as _wipefs
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import mount_options as _mount_options
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import xfs_plan as _plan
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.facts_access import section
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.identity import force_names
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.selection import log_device_check, select_drives
 
 
 def _settings(settings, name):
@@ -30,7 +32,7 @@ def xfs_volume_plan(facts, selection, settings, target_size_bytes=None, allow_he
     except ValueError as exc:
         raise AnsibleFilterError('xfs_volume_plan: %s' % exc)
     try:
-        mount_point = _plan.normalize_mount_point(settings.get('mount_point'))
+        mount_point = _mount_options.normalize_mount_point(settings.get('mount_point'))
     except ValueError:
         mount_point = None  # reported by plan_volume
     try:

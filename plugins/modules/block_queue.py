@@ -255,8 +255,8 @@ errors:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block_queue import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import state_store
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block.block_queue import (
     ORDER,
     apply,
     device_name,

@@ -227,8 +227,9 @@ import math
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import compression
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.compression import compression
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.compression import checkpoint_formats
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import (
     check_path_limits,
     whole_number_errors,
 )
@@ -308,7 +309,7 @@ def main():
         result = compression.measure(params['paths'], roots, params['sample_bytes'], params['time_budget'],
                                      params['codecs'], params['cores'], params['write_bandwidth'],
                                      params['previous'] or None)
-    except compression.CheckpointError as exc:
+    except checkpoint_formats.CheckpointError as exc:
         module.fail_json(msg='checkpoint_compression: %s' % exc)
     except (OSError, MemoryError) as exc:
         module.fail_json(msg='checkpoint_compression: reading %s failed: %s' % (', '.join(params['paths']), exc))

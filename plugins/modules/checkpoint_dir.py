@@ -104,7 +104,7 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import owned_dir
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import owned_dir
 
 MODE_RE = re.compile(r'^[0-7]{3,4}$')
 

@@ -1655,9 +1655,9 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import Context
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.context import Context
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts.nvme_facts import CLI_NOTE_PREFIX
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.state_store import STATE_DIR
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts.node_facts import (
     SUBSET_CHOICES,
     gather_facts,

@@ -77,6 +77,16 @@ options:
         limit (the worker still ends fio at the module's own C(timeout)).
     type: int
     version_added: 0.9.0
+  until_finished:
+    description:
+      - Whether this task waits until the job has ended, one O(wait) after another, showing RV(progress_line) after
+        each (the action plugin calls the module again; the recap counts one task, not one per wait).
+      - V(null) (the default) - until it has ended when every host of the play's batch has a fork of its own
+        (C(ansible_play_batch) no longer than C(--forks)), so that no host's job waits unpolled for another host's
+        wait to end (the job's heartbeat would stop it); otherwise, and with V(false), one O(wait) per task, the
+        play including its poll again.
+    type: bool
+    version_added: 0.12.0
   job_store:
     description:
       - The job store the write was started in.
@@ -109,14 +119,12 @@ EXAMPLES = r'''
     label: after
   register: job
 
-- name: Wait for it, showing nothing but retries
+- name: Wait for it, its progress shown every 10 s (one task, however long it takes)
   ai_storage.checkpoint_io.checkpoint_job:
     job_id: "{{ job.job_id }}"
     wait: 10
+    until_finished: true
   register: written
-  until: written.finished
-  retries: 360
-  delay: 0
 
 - name: Report
   ansible.builtin.debug:
@@ -129,14 +137,12 @@ EXAMPLES = r'''
     background: true
   register: sweep_job
 
-- name: Poll the sweep
+- name: Poll the sweep once (on a fleet larger than the forks, the play includes this again until it is finished)
   ai_storage.checkpoint_io.checkpoint_job:
     job_id: "{{ sweep_job.job_id }}"
     wait: 10
+    until_finished: false
   register: sweep
-  until: sweep.finished
-  retries: 360
-  delay: 0
 
 - name: After taking the node's run lease, clean what dead runs left
   ai_storage.checkpoint_io.checkpoint_job:
@@ -255,6 +261,17 @@ progress:
       type: dict
       returned: for a write that samples its drives
       sample: {nvme1n1: {bw_bytes: 73400320, temp_c: 49.85, critical_warning: 0}}
+progress_line:
+  description: RV(progress) in the line a person reads (the action plugin shows it after each wait that did not
+    end the job).
+  returned: with RV(progress)
+  type: str
+  sample: "after 1/3: 12.5 s, 3.00 of 64.00 GiB written, 245.8 MiB/s so far"
+polls:
+  description: How many waits this task made (more than one with O(until_finished)).
+  returned: when O(job_id) is given
+  type: int
+  sample: 4
 result:
   description: The result of M(ai_storage.checkpoint_io.checkpoint_write) for the write (throughput_gib_s,
     duration_s, per_rank, ...), or of M(ai_storage.checkpoint_io.queue_depth_sweep) for a sweep (curve, knee,
@@ -268,9 +285,11 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job, scratch
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_write import int_in_range, number
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify import fio_job, job_progress
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import scratch
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import scratch_reap
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.ckpt_write import int_in_range, number
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.state_store import STATE_DIR
 
 MAX_WAIT_S = 3600
 MAX_RUNTIME_S = 7 * 86400
@@ -296,6 +315,13 @@ def progress(record, job_id, store, done=False):
     return out
 
 
+def with_progress(response, record, job_id, store, done=False):
+    """``response`` with the job's ``progress`` and its ``progress_line``."""
+    response['progress'] = progress(record, job_id, store, done=done)
+    response['progress_line'] = job_progress.line(record.get('kind'), record.get('label'), response['progress'])
+    return response
+
+
 def reap(module, params):
     """Cancel or collect the jobs of dead runs, then remove the run directories they (or dead foreground modules)
     left; in check mode only say so."""
@@ -319,7 +345,7 @@ def reap(module, params):
                     fio_job.cancel(job_id, params['job_store'])
                 fio_job.collect(job_id, params['job_store'])
         jobs.append(entry)
-    dirs = scratch.reap(params['state_dir'], current, check_mode=check)
+    dirs = scratch_reap.reap(params['state_dir'], current, check_mode=check)
     reaped = dict(run=current, jobs=jobs, run_dirs=dirs['reaped'], kept=dirs['kept'], errors=dirs['errors'])
     changed = bool(dirs['reaped']) or any(job['action'] != 'kept' for job in jobs)
     module.exit_json(changed=changed, reaped=reaped, job_id=None, finished=True, cancelled=False, label=None)
@@ -334,6 +360,7 @@ def main():
         job_store=dict(type='path', default=fio_job.JOB_STORE),
         reap=dict(type='bool', default=False),
         state_dir=dict(type='path', default=STATE_DIR),
+        until_finished=dict(type='bool'),  # the action plugin's (it calls this module once per wait)
     ), supports_check_mode=True, required_one_of=[('job_id', 'reap')], mutually_exclusive=[('job_id', 'reap')])
     params = module.params
     job_id, store = params['job_id'], params['job_store']
@@ -365,28 +392,27 @@ def main():
                    and time.time() - float(record.get('started') or 0) > params['max_runtime'])
         if overdue:
             cancelled = fio_job.cancel(job_id, store)
-            response.update(finished=True, cancelled=cancelled, progress=progress(record, job_id, store))
+            with_progress(response, record, job_id, store).update(finished=True, cancelled=cancelled)
             fio_job.collect(job_id, store)
-            scratch.reap(params['state_dir'], job_id=job_id)
+            scratch_reap.reap(params['state_dir'], job_id=job_id)
             module.fail_json(msg='%s: the %s ran past max_runtime %d s: it was %s (fio ended, its files removed)'
                              % (job_id, kind, params['max_runtime'], 'cancelled' if cancelled else 'collected'),
                              **response)
         if params['cancel']:
             response['cancelled'] = fio_job.cancel(job_id, store)
-            response.update(finished=True, progress=progress(record, job_id, store))
+            with_progress(response, record, job_id, store)['finished'] = True
             fio_job.collect(job_id, store)
-            scratch.reap(params['state_dir'], job_id=job_id)  # what a worker killed after the grace left
+            scratch_reap.reap(params['state_dir'], job_id=job_id)  # what a worker killed after the grace left
             module.exit_json(**response)
         record, ended = fio_job.poll(job_id, params['wait'], store)
     except fio_job.JobError as exc:
         module.fail_json(msg=str(exc), **response)
     if ended is None:
-        response['progress'] = progress(record, job_id, store)
-        module.exit_json(**response)
+        module.exit_json(**with_progress(response, record, job_id, store))
     done = fio_job.call_outcome(job_id, store)
-    response.update(finished=True, progress=progress(record, job_id, store, done=bool(done and done['ok'])))
+    with_progress(response, record, job_id, store, done=bool(done and done['ok']))['finished'] = True
     fio_job.collect(job_id, store)
-    scratch.reap(params['state_dir'], job_id=job_id)  # nothing, unless the worker was killed before its cleanup
+    scratch_reap.reap(params['state_dir'], job_id=job_id)  # nothing, unless the worker was killed before its cleanup
     if done is None:
         module.fail_json(msg='%s: the %s ended without a result (killed from outside the module?)' % (job_id, kind),
                          **response)

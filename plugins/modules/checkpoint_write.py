@@ -594,12 +594,12 @@ MAX_RUNTIME_S = 86400
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.blockdev import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.blockdev import (
     BlockTopology,
     disk_bytes,
     raw_write_refusal,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_write import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.ckpt_write import (
     IOENGINES,
     MAX_QUEUE_DEPTH,
     device_layout,
@@ -613,8 +613,9 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_writ
     space_errors,
     write_argv,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job, scratch
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify import fio_job
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import scratch
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.fio_runner import (
     Terminated,
     check_fio_path,
     check_progress_path,
@@ -624,11 +625,11 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runne
     write_progress,
     written_since,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import Context
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.drive_sampler import DriveSampler, check_names
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import name_of_dev
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.wipefs import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.context import Context
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme.drive_sampler import DriveSampler, check_names
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.identity import name_of_dev
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.state_store import STATE_DIR
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.wipefs import (
     WIPEFS_COLUMNS,
     describe_signature,
     parse_wipefs_json,

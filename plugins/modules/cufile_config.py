@@ -17,7 +17,7 @@ description:
     is JSON with C(//) and C(/* */) comments; only the characters of the values that change are replaced, a
     missing key is added to its object, and every other key, every comment and the layout stay as they were.
   - A missing file is created (O(create)), never its directory, from NVIDIA's documented defaults (the Configuration Guide's
-    C(cufile.json) table, C(module_utils/gds.py) C(CUFILE_DEFAULTS)) with the given keys, under a comment that
+    C(cufile.json) table, C(module_utils/gds/gds.py) C(CUFILE_DEFAULTS)) with the given keys, under a comment that
     says who made it.
   - Refused before anything is written, naming the path. A file that is not JSON even with its comments removed,
     or whose top level is not an object; a key whose parent is not an object; a value that is not a JSON scalar;
@@ -159,17 +159,17 @@ import datetime
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.config_file import ConfigFileError, open_config
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.cufile_edit import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import state_store
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.config_file import ConfigFileError, open_config
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds.cufile_edit import (
     check_settings,
     default_text,
     properties_of,
     restore_text,
     set_keys,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.jsonc import JsoncError
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import check_path_limits
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.jsonc import JsoncError
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import check_path_limits
 
 RECORD = 'cufile_config'
 

@@ -318,9 +318,9 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.config_file import ConfigFileError, open_config
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import state_store
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.config_file import ConfigFileError, open_config
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed.deepspeed import (
     AIO,
     AIO_BOOL_KEYS,
     THREAD_KEYS,
@@ -392,7 +392,7 @@ def change_record(module, state_dir, change, what, result):
 
 
 def open_file(module, params, restoring, result):
-    """The ds_config opened for a rewrite (module_utils/config_file.py), or None when restoring a file that is
+    """The ds_config opened for a rewrite (module_utils/common/config_file.py), or None when restoring a file that is
     gone; fails with the refusal's message."""
     path = params['path']
     if restoring and not os.path.lexists(path):

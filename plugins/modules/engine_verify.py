@@ -151,16 +151,16 @@ safety:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import scratch
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_write import int_in_range
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.engine_profile import fio_argv, verify_plan
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import scratch
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.ckpt_write import int_in_range
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.io_uring.engine_verify import fio_argv, verify_plan
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.fio_runner import (
     Terminated,
     check_fio_path,
     run_fio,
     terminate_on_signals,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.state_store import STATE_DIR
 
 PROFILE_KEYS = ('name', 'device', 'block_size_bytes', 'fio_options')
 

@@ -26,7 +26,7 @@ description:
     also read from O(compression_dir)) and C(fleet_report_targets) (the host's targets).
   - Drift is every setting a role manages, found against the target (O(targets) over the role defaults, the host's
     own C(fleet_report_targets) over both).
-  - The logic is in module_utils/fleet_report.py (the page in fleet_report_html.py), the planner's in planner.py.
+  - The logic is in module_utils/fleet/fleet_report.py (the page in fleet_report_html.py), the planner's in planner.py.
 author:
   - ai_storage checkpoint_io maintainers (@ai-storage)
 extends_documentation_fragment:
@@ -160,7 +160,8 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fleet_report, planner, units
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet import fleet_node, fleet_report, planner
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import units
 
 NAME_RE = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$')
 
@@ -294,10 +295,10 @@ def main():
         module.fail_json(msg='stale_hours: %r must be above 0 and at most 87600' % p['stale_hours'])
     if not 0 < p['outlier_fraction'] <= 1:
         module.fail_json(msg='outlier_fraction: %r must be above 0 and at most 1' % p['outlier_fraction'])
-    unknown = sorted(set(p['targets']) - set(fleet_report.DEFAULT_TARGETS))
+    unknown = sorted(set(p['targets']) - set(fleet_node.DEFAULT_TARGETS))
     if unknown:
         module.fail_json(msg='targets: unknown settings %s (known: %s)' % (
-            ', '.join(unknown), ', '.join(sorted(fleet_report.DEFAULT_TARGETS))))
+            ', '.join(unknown), ', '.join(sorted(fleet_node.DEFAULT_TARGETS))))
     previous = None
     if p['previous']:
         try:

@@ -114,17 +114,17 @@ output:
 import glob
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import scratch
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import scratch
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.fio_runner import (
     Terminated,
     run_fio,
     terminate_on_signals,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import parse_nvidia_fs_stats
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds_plan import proof_verdict
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import listdir, read_text
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds.gds import parse_nvidia_fs_stats
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds.gds_plan import proof_verdict
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.state_store import STATE_DIR
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.sysfs import listdir, read_text
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import (
     check_path_limits,
     whole_number_errors,
 )

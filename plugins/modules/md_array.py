@@ -306,7 +306,7 @@ initramfs_updated:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.md import MdArray
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs.md_array import MdArray
 
 
 def main():

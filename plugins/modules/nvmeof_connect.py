@@ -217,11 +217,11 @@ import socket
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fabric_plan
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.blockdev import read_mounts
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import Context
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import listdir, read_int, read_str
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import whole, whole_number_errors
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fabric import fabric_plan
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.blockdev import read_mounts
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.context import Context
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.sysfs import listdir, read_int, read_str
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import whole, whole_number_errors
 
 CLASS = '/sys/class/nvme'
 SUBSYS_CLASS = '/sys/class/nvme-subsystem'

@@ -434,8 +434,8 @@ from functools import partial
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.alignment import knee_depth, per_rank_depth
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_write import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block.alignment_plan import knee_depth, per_rank_depth
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.ckpt_write import (
     DEFAULT_DEPTHS,
     IOENGINES,
     block_size_bytes,
@@ -451,22 +451,23 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.ckpt_writ
     sweep_argv,
     sweep_point,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job, scratch
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import parse_fio_json
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify import fio_job
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import scratch
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.fio import parse_fio_json
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.fio_runner import (
     Terminated,
     check_fio_path,
     run_fio,
     terminate_on_signals,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import name_of_dev
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.repeats import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.identity import name_of_dev
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.repeats import (
     median,
     smallest_within_noise,
     summary,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.state_store import STATE_DIR
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.state_store import STATE_DIR
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import parse_size
 
 
 def median_point(measured, depth, ranks):

@@ -179,8 +179,8 @@ signatures:
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import IdentityError
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs_format import XfsFormat
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.identity import IdentityError
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs.xfs_format import XfsFormat
 
 
 def main():

@@ -2,7 +2,7 @@
 
 Makes real checkpoints with torch (tests/unit/checkpoints.py: an MLP trained a few Adam steps, BF16 weights and FP32
 Adam state as safetensors, two consecutive steps), then for each file, REPS times: the module's own measurement
-(module_utils/compression.measure on the file, every byte sampled) and ZipNN's compress() of the same tensor bytes
+(module_utils/compression/compression.measure on the file, every byte sampled) and ZipNN's compress() of the same tensor bytes
 (the safetensors data section), and the same for the XOR of the two steps' weights (the delta). Prints the ratios, the
 throughput medians with their spread (min-max over the repeats) and how close the module's BF16 estimates are to the
 ratio ZipNN reaches.
@@ -26,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, 'collections'))
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'unit'))
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import compression  # noqa: E402
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.compression import compression  # noqa: E402
 from checkpoints import make_checkpoints  # noqa: E402
 
 MIB = 2 ** 20

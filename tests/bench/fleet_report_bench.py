@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Benchmark of the fleet report: for each fleet size, a synthetic jsonfile fact cache (tests/bench/fleet_cache.py)
-is written, then the report is built from it as the fleet_report module does (module_utils/fleet_report.build), and
+is written, then the report is built from it as the fleet_report module does (module_utils/fleet/fleet_report.build), and
 the time, the peak memory of the build (the maximum resident set of a process that only builds it) and the HTML
 size are printed. What it asserts holds on a slow machine as on a fast one: the HTML of 10,000 nodes under 10 MB
 (bytes do not depend on the machine), and the cost per node of the largest fleet at most SCALING times the cost per
@@ -29,7 +29,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), 'collections'))
 
 import fleet_cache  # noqa: E402  pylint: disable=wrong-import-position
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fleet_report  # noqa: E402
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet import fleet_report  # noqa: E402
 
 HTML_BUDGET = 10 * 1000 * 1000
 # The build streams one node at a time: its cost per node may not grow with the fleet by more than this (a build

@@ -78,9 +78,9 @@ def lab_report(tmp_path_factory):
 
 @pytest.fixture(scope='session')
 def big_report(tmp_path_factory):
-    """10,000 synthetic nodes (tests/bench/fleet_cache.py) through module_utils/fleet_report.build."""
+    """10,000 synthetic nodes (tests/bench/fleet_cache.py) through module_utils/fleet/fleet_report.build."""
     import fleet_cache
-    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fleet_report
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet import fleet_report
     work = tmp_path_factory.mktemp('big')
     cache = str(work / 'cache')
     fleet_cache.write_cache(cache, int(os.environ.get('CHECKPOINT_IO_BIG_FLEET', '10000')))

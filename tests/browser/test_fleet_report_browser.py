@@ -86,7 +86,7 @@ def test_ten_thousand_nodes_sort_filter_page_open(page, big_report, shots):
 
 def test_markup_in_host_names_and_facts_stays_text(page, tmp_path, shots):
     import fleet_cache
-    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fleet_report
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet import fleet_report
     base = fleet_cache.base_facts()
     evil = '<img src=x onerror=alert(1)></script><script>alert(2)</script>'
     base['nvme']['controllers'][1]['model'] = evil

@@ -11,10 +11,10 @@ import subprocess
 import sys
 import tempfile
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import gds_plan
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import Context
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import gds_plan
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.context import Context
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import gds_facts
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import parse_nvidia_fs_stats
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds.gds import parse_nvidia_fs_stats
 
 SIZE = 256 * 2 ** 20
 BLOCK = 2 ** 20

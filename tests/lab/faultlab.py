@@ -359,8 +359,8 @@ class FaultLab(object):
         start = time.time()
         # a session of its own: a fault may signal the whole run (controller, workers, connections) as a lost
         # controller would, and nothing of the suite
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                                env=env, cwd=self.state_dir, start_new_session=True)
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                universal_newlines=True, env=env, cwd=self.state_dir, start_new_session=True)
         self.proc = proc
         timer = threading.Timer(timeout, proc.kill)
         timer.start()

@@ -37,9 +37,14 @@ LITTLE_LOW, LITTLE_HIGH = 0.75, 1.10   # below the knee, the share of depth x 1 
 PROFILES = {"data1": "knee2", "data2": "knee8"}
 
 
-def lab(*args, check=True):
-    return subprocess.run(LAB + list(args), check=check, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, timeout=900)
+def lab(*args, check=True, timeout=900):
+    """nvmelab.py ARGS; a command still running after TIMEOUT s fails the test at once, with what it printed."""
+    try:
+        return subprocess.run(LAB + list(args), check=check, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError("nvmelab.py %s still ran after %d s; it printed:\n%s" % (
+            " ".join(args), timeout, exc.output or "")) from None
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +63,9 @@ def node():
             lab("down", "--state-dir", state, check=False)
 
 
-def guest(node, command, check=True):
-    proc = lab("ssh", "--state-dir", node["state"], "node1", "--", "sh", "-c", shlex.quote(command), check=False)
+def guest(node, command, check=True, timeout=300):
+    proc = lab("ssh", "--state-dir", node["state"], "node1", "--", "sh", "-c", shlex.quote(command), check=False,
+               timeout=timeout)
     if check:
         assert proc.returncode == 0, proc.stdout
     return proc
@@ -79,7 +85,8 @@ def fio(node, devices, depth, runtime=RUNTIME_S, check=True):
     jobs = " ".join("--name=%s --filename=%s" % (os.path.basename(dev), dev) for dev in devices)
     cmd = ("fio --output-format=json --ioengine=io_uring --direct=1 --rw=write --bs=1M --iodepth=%d "
            "--time_based --runtime=%d --ramp_time=%d %s" % (depth, runtime, RAMP_S, jobs))
-    proc = guest(node, cmd + " 2>/dev/null", check=check)
+    # fio's own time plus the guest's start-up and the drives' flush under TCG (seconds); a hung write fails here
+    proc = guest(node, cmd + " 2>/dev/null", check=check, timeout=RAMP_S + runtime + 120)
     doc = json.loads(proc.stdout[proc.stdout.index("{"):])
     errors = [job["error"] for job in doc["jobs"] if job.get("error")]
     if errors:

@@ -331,7 +331,7 @@ def test_06_symlinks_planted_by_the_training_user(lab):
     checks(run.rc == 0, "the sweep and the verification did not pass beside the planted links", run.tail())
     checks(re.search(r"Sweep the queue depth[^\n]*\n(ok|changed): \[node1\]", run.output),
            "the depth sweep did not run (a recorded sweep was reused?)", run.tail())
-    checks(re.search(r"Poll the checkpoint write \(after[^\n]*\n(ok|changed): \[node1\]", run.output),
+    checks(re.search(r"Poll the checkpoint write \(after[^\n]*\n(?:node1: [^\n]*\n)*(ok|changed): \[node1\]", run.output),
            "the verification did not write", run.tail())
     found = json.loads(lab.ssh("node1", "cd %s && python3 -c %s" % (CHECKPOINT_DIR, shlex.quote(
         "import json, os; print(json.dumps({'links': dict((f, os.readlink(f)) for f in %r if os.path.islink(f)), "

@@ -1,4 +1,4 @@
-"""module_utils/nvme_ioctl.py against nvme-cli on a real kernel: one bookworm node, its idle data drives' SMART log
+"""module_utils/nvme/nvme_ioctl.py against nvme-cli on a real kernel: one bookworm node, its idle data drives' SMART log
 and Identify Controller read both ways must agree field by field, once normalised by nvme_cli's parsers (the OS
 drive is left out: it is read while the test runs, so its data-unit counters move between the two reads). The time
 per read of each way is printed (not asserted: a ratio in the log, never a threshold)."""
@@ -18,7 +18,7 @@ MODULE_UTILS = PKG + "/ansible_collections/ai_storage/checkpoint_io/plugins/modu
 COMPARE = r"""
 import glob, json, subprocess, sys, time
 sys.path.insert(0, '@PKG@')
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import nvme_cli, nvme_ioctl
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme import nvme_cli, nvme_ioctl
 out = {}
 for ctrl in sorted(c for c in glob.glob('/dev/nvme[0-9]*') if c[len('/dev/nvme'):].isdigit()):
     def cli(*args):
@@ -51,11 +51,13 @@ def readings():
         up = lab("up", "--state-dir", state, "--node", "node1:bookworm", check=False)
         try:
             assert up.returncode == 0, up.stdout
-            files = subprocess.run(["tar", "-C", UTILS, "-cf", "-", "nvme_ioctl.py", "nvme_cli.py", "units.py"],
+            files = subprocess.run(["tar", "-C", UTILS, "-cf", "-", "nvme/nvme_ioctl.py", "nvme/nvme_cli.py",
+                                    "common/units.py"],
                                    check=True, stdout=subprocess.PIPE).stdout
             dirs = [PKG + "/ansible_collections", PKG + "/ansible_collections/ai_storage",
                     PKG + "/ansible_collections/ai_storage/checkpoint_io",
-                    PKG + "/ansible_collections/ai_storage/checkpoint_io/plugins", MODULE_UTILS]
+                    PKG + "/ansible_collections/ai_storage/checkpoint_io/plugins", MODULE_UTILS,
+                    MODULE_UTILS + "/nvme", MODULE_UTILS + "/common"]
             copy = subprocess.run(LAB + ["ssh", "--state-dir", state, "node1", "--",
                                          "mkdir -p %s && tar -C %s -xf - && touch %s" % (
                                              MODULE_UTILS, MODULE_UTILS, " ".join(d + "/__init__.py" for d in dirs))],

@@ -382,7 +382,7 @@ def standard_runner(node, cli=None, **overrides):
 
 
 def make_context(node, runner, **kwargs):
-    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import Context
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.context import Context
     params = dict(sysfs_root=node.sys, procfs_root=node.proc, devfs_root=node.dev, etc_root=node.etc,
                   which=runner.which, runner=runner.run, environ={}, tmpdir=node.base,
                   lib_dirs=[os.path.join(node.base, 'usr', 'lib')],

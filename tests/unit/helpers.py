@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -111,6 +112,9 @@ def run_playbook(playbook, *args):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_STRATEGY="linear",
                ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_NOCOLOR="1")
     binary = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
-    proc = subprocess.run([binary, "-i", "localhost,", "-c", "local", str(playbook)] + list(args), env=env,
-                          capture_output=True, text=True, check=False, timeout=300)
+    # in a directory of its own: a relative checkpoint_io_report_dir (the plans among the reports) lands there
+    with tempfile.TemporaryDirectory(prefix="run_playbook.") as cwd:
+        proc = subprocess.run([binary, "-i", "localhost,", "-c", "local", str(playbook)] + list(args),
+                              env=dict(env, PWD=cwd), cwd=cwd, capture_output=True, text=True, check=False,
+                              timeout=300)
     return proc.returncode, proc.stdout + proc.stderr

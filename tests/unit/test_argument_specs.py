@@ -9,7 +9,7 @@ entry point (meta/argument_specs.yml):
 - complete and typed: every option, suboptions too, declares a type; a list its elements; its choices and its
   default are of that type; a role's options are described, its role-prefixed options are the variables of its
   defaults/main.yml (all of them for the main entry point; one without a default is required), its other options are
-  shared checkpoint_io_* inputs (module_utils/inputs.py), and a default in the spec is the one defaults/main.yml sets;
+  shared checkpoint_io_* inputs (module_utils/common/inputs.py), and a default in the spec is the one defaults/main.yml sets;
 - the validator refuses: for each option, the very values the sweep no longer tries (one per kind it leaves to
   ansible-core: 'abc' for an int, a list for a bool, a value outside the choices, null for a typed option with a
   default...), run through ansible-core's ``ArgumentSpecValidator`` here, are refused with a message naming it;
@@ -37,7 +37,7 @@ from bad_input_modules import argument_spec as module_argument_spec, module_name
 from bad_input_roles import role_names, role_specs  # noqa: E402
 from bad_input_tables import MODULES, ROLES  # noqa: E402
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.inputs import SPEC as SHARED  # noqa: E402
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.inputs import SPEC as SHARED  # noqa: E402
 
 # The Python types a declared type's choices and default must be (bool is no int here, though Python says so).
 TYPES = {'str': str, 'int': int, 'float': (int, float), 'bool': bool, 'list': list, 'dict': dict, 'path': str,
@@ -226,7 +226,7 @@ def _variables(role, entry, options, defaults):
     prefix = role + '_'
     defaults = defaults or {}
     own = set(name for name in options if name.startswith(prefix))
-    problems = ['%s: not a role-prefixed variable nor a shared input (module_utils/inputs.py)' % name
+    problems = ['%s: not a role-prefixed variable nor a shared input (module_utils/common/inputs.py)' % name
                 for name in sorted(set(options) - own - set(SHARED))]
     problems += ['%s: no default in defaults/main.yml and not required' % name
                  for name in sorted(own - set(defaults)) if not options[name].get('required')]

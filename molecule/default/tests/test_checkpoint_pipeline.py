@@ -10,7 +10,7 @@ import os
 import pytest
 from labplay import record_data
 
-STATE_DIR = "/var/lib/ai_storage_checkpoint_io"  # the state store's default (module_utils/state_store.py)
+STATE_DIR = "/var/lib/ai_storage_checkpoint_io"  # the state store's default (module_utils/common/state_store.py)
 
 DS_CONFIG = "/etc/deepspeed/ds_config.json"
 FOREIGN = {

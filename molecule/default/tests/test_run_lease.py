@@ -21,7 +21,8 @@ def _start(wait):
     inventory = os.path.dirname(os.environ["MOLECULE_INVENTORY_FILE"])
     argv = [ansible_playbook_binary(), "-i", inventory, CONVERGE, "--tags", "summary",
             "-e", "checkpoint_io_lock_wait=%d" % wait]
-    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=SCENARIO,
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            cwd=SCENARIO,
                             env=dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0"))
 
 

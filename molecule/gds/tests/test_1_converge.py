@@ -2,7 +2,7 @@
 keys, read back from the node; the records; nvidia_fs untouched (no GPU, mode unavailable)."""
 from gds_node import BLOCK_KIB, CUFILE, DEPTH, LOCAL, MODPROBE, MODULES_LOAD, RANKS, flat, record
 
-# NVIDIA's documented defaults (GDS Configuration Guide), typed here independently of module_utils/gds.py
+# NVIDIA's documented defaults (GDS Configuration Guide), typed here independently of module_utils/gds/gds.py
 DEFAULTS = {
     "properties.max_direct_io_size_kb": 16384, "properties.max_device_cache_size_kb": 131072,
     "properties.max_device_pinned_mem_size_kb": 33554432, "properties.per_buffer_cache_size_kb": 1024,

@@ -18,7 +18,7 @@ TRAINING_USER = "trainer"
 OUTSIDER = "outsider"
 GROUP = "iouring"
 # io_uring_engine_memlock: auto in molecule.yml: 2 x (8 ranks x queue depth 8 x 1 MiB + 2 drives x depth 16 x 1 MiB)
-# + 64 MiB = 256 MiB (module_utils/engine_access.py memlock_need)
+# + 64 MiB = 256 MiB (module_utils/io_uring/engine_access.py memlock_need)
 MEMLOCK_KIB = "262144"
 SECOND_GROUP = "iouring2"
 SHARED_GROUP = "iouring-shared"

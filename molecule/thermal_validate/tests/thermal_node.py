@@ -1,5 +1,5 @@
 """Helpers of the thermal_validate scenario: the node's state in one SSH round trip, playbook runs with faults
-injected mid-write (../callback_plugins/inject_fault.py), the controller's reports."""
+injected mid-write (../shared/callback_plugins/inject_fault.py), the controller's reports."""
 import json
 import os
 import subprocess
@@ -51,17 +51,17 @@ def read_node(host):
             "entries": raw["entries"], "fio": raw["fio"]}
 
 
-def playbook(name, *extra, inject=None, after_s=8):
+def playbook(name, *extra, inject=None, after_s=8, tags=None):
     """(rc, output, recap) of a playbook of the scenario; ``inject``: nvmelab argument lists fired once the
-    sustained write has run ``after_s`` seconds."""
+    sustained write has run ``after_s`` seconds; ``tags``: ansible-playbook --tags."""
     env = {}
     if inject:
-        env = {"ANSIBLE_CALLBACK_PLUGINS": os.path.join(SCENARIO, "callback_plugins"),
+        env = {"ANSIBLE_CALLBACK_PLUGINS": os.path.join(os.path.dirname(SCENARIO), "shared", "callback_plugins"),
                "ANSIBLE_CALLBACKS_ENABLED": "inject_fault,ansible.posix.profile_tasks",
                "THERMAL_INJECT": json.dumps(inject), "THERMAL_INJECT_AFTER_S": str(after_s),
                "THERMAL_LAB_STATE": os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "lab"),
                "CHECKPOINT_IO_LAB": LAB}
-    args = []
+    args = ["--tags", tags] if tags else []
     for item in extra:
         args += ["-e", item]
     rc, output, recap = run_playbook(os.path.join(SCENARIO, name), *args, env=env)

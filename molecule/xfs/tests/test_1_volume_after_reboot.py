@@ -4,9 +4,9 @@ from labplay import record_data
 
 from xfs_node import CHECKPOINT_DIR, DATA_SERIALS, MOUNT_POINT, data_names, fstab_lines, mount_entry, playbook
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import xfs_plan
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.md import parse_mdstat
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import xfs_plan
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs.md import parse_mdstat
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs.xfs import (
     mount_stripe_bytes,
     parse_mount_options,
     parse_xfs_info,

@@ -21,8 +21,8 @@ from xfs_node import (
     tune_playbook,
 )
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.md import parse_mdstat
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.wipefs import parse_wipefs_json
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs.md import parse_mdstat
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.wipefs import parse_wipefs_json
 
 
 def snapshot(state):

@@ -24,8 +24,8 @@ from xfs_node import (
     wipe_volume,
 )
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.md import parse_mdstat
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.wipefs import norm_uuid, parse_wipefs_json
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs.md import parse_mdstat
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.wipefs import norm_uuid, parse_wipefs_json
 
 
 def export(result):

@@ -2,7 +2,7 @@
 
 Every SSH round trip to a TCG guest costs about a second, so `read_node` gathers everything the tests compare
 (/proc/mdstat, xfs_info, /proc/mounts, fstab, mdadm.conf, the record, wipefs, ownership) in one shell command
-and returns it as JSON. The raw outputs are parsed with the collection's own parsers (module_utils/xfs.py).
+and returns it as JSON. The raw outputs are parsed with the collection's own parsers (module_utils/xfs/xfs.py).
 """
 import json
 import os
@@ -131,8 +131,9 @@ def killed_playbook(after, *extra_vars):
         argv += ["-e", item]
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", XFS_KILL_AFTER=after,
                ANSIBLE_CALLBACK_PLUGINS=os.path.join(SCENARIO, "callback_plugins"), ANSIBLE_CALLBACKS_ENABLED="kill_after")
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, env=env,
-                          cwd=SCENARIO, timeout=1800, check=False, start_new_session=True)
+    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, env=env, cwd=SCENARIO, timeout=1800, check=False,
+                          start_new_session=True)
     output = ANSI.sub("", proc.stdout)
     sys.stdout.write(output[-3000:])
     return proc.returncode, output

@@ -8,7 +8,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.sysfs import (
     isdir,
     listdir,
     read_int,

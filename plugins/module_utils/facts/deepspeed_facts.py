@@ -8,11 +8,11 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed.deepspeed import (
     aio_defaults,
     analyze_config_text,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.config_file import ConfigFileError, open_config
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.config_file import ConfigFileError, open_config
 
 
 def config_facts(path):

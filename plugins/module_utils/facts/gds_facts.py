@@ -18,21 +18,21 @@ import os
 import pwd
 import re
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import find_library
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.context import find_library
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds.gds import (
     CUFILE_DEFAULTS,
     parse_cufile_json,
     parse_gdscheck,
     parse_nvidia_fs_stats,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds_plan import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds.gds_plan import (
     nvme_unregistered,
     p2pdma_blocker,
     parse_driver_version,
     version_tuple,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.pci import acs_control, chain, relation
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.pci import acs_control, chain, relation
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.sysfs import (
     exists,
     isdir,
     listdir,

@@ -16,9 +16,9 @@ try:
 except ImportError:  # pragma: no cover - not on Linux
     resource = None
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import parse_fio_json
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import find_library, trim
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.fio import parse_fio_json
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.context import find_library, trim
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.sysfs import (
     listdir,
     read_int,
     read_lines,

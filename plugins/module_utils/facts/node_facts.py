@@ -16,7 +16,7 @@ __metaclass__ = type
 import os
 import time
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import records, state_store
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import records, state_store
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import SCHEMA_VERSION, SUBSETS  # noqa: F401 (re-exported: the fact schema)
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import (
     block_facts,

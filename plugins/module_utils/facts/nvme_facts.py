@@ -20,15 +20,15 @@ import threading
 
 from concurrent.futures import ThreadPoolExecutor
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import nvme_ioctl
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.blockdev import BlockTopology
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.identity import read_ids
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme_cli import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme import nvme_ioctl
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.blockdev import BlockTopology
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.identity import read_ids
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme.nvme_cli import (
     parse_get_feature_num_queues,
     parse_id_ctrl,
     parse_smart_log,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.sysfs import (
     expand_cpulist,
     isdir,
     listdir,

@@ -11,7 +11,7 @@ import glob
 import os
 import re
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.sysfs import (
     listdir,
     natural_key,
     read_int,

@@ -9,16 +9,16 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.blockdev import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.blockdev import (
     BlockTopology,
     mount_for_path,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.sysfs import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.sysfs import (
     listdir,
     read_int,
     read_str,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs.xfs import (
     mount_stripe_bytes,
     parse_mount_options,
     parse_xfs_info,

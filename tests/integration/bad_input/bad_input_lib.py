@@ -3,7 +3,7 @@
 """The bad-input sweep's machinery: generic bad values per option type, the case model, the checks of an outcome.
 
 A case is one option of one module or role given one bad value. What is tried comes from the option's type (the
-module's real argument_spec, the role's meta/argument_specs.yml, module_utils/inputs.py) through GENERIC; the tables
+module's real argument_spec, the role's meta/argument_specs.yml, module_utils/common/inputs.py) through GENERIC; the tables
 (bad_input_tables.py) only say, per option, what is special: the kind of a raw or path option, the limits, the
 cases that are legitimately accepted (with the reason), extra cases, and the known failures of files owned
 elsewhere. An option without an entry in its table fails the completeness test, so a new option gets cases.
@@ -26,7 +26,7 @@ import stat
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import parse_size
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import parse_size
 
 # --- generic bad values per type ------------------------------------------------------------------------------------
 HUGE_INT = 2 ** 64

@@ -333,6 +333,8 @@ def _run_playbook(work, what, hosts, playbook_text, options, env_vars):
                     ANSIBLE_DEPRECATION_WARNINGS='0', ANSIBLE_LOCAL_TEMP=os.path.join(work, 'ansible_local'),
                     ANSIBLE_REMOTE_TEMP=os.path.join(work, 'ansible_remote'), **env_vars)
     env_vars['PATH'] = '%s:%s' % (_fake_bin(work), os.environ.get('PATH', '/usr/bin:/bin'))
+    # a relative report directory (the plans, the verification's) lands in the scratch directory, not the checkout
+    env_vars['PWD'] = work
     before_tmp = snapshot(env, contents=True)
     before_real = snapshot(*REAL_PATHS, contents=True)
     binary = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
@@ -454,8 +456,17 @@ def run_action(name, cases, tmp):
     doc, stderr, changed = _run_playbook(work, 'the action %s' % name, hosts,
                                          ACTION_PLAY % dict(places, name=name, args=lines,
                                                             module_defaults=MODULE_DEFAULTS % places), [], {})
+    # An action whose check mode writes one file per host on the controller (the plans: <dir>/<host>.json) is
+    # judged by its own host's file; every other change counts for every case.
+    output = ACTIONS[name].get('check_mode_output')
+    parts = output.split('/') if output else []
+    made_for_it = ['/' + '/'.join(parts[:end]) for end in range(1, len(parts) + 1)]  # the directories on the way
+    shared = [line for line in changed
+              if not output or ('/%s/' % output not in line and not any(line.endswith(d) for d in made_for_it))]
     return dict((case.id, dict(_host_outcome(doc, host), args=hosts[host]['bi_args'], stderr=stderr,
-                               changes=changed)) for host, case in hosts_of.items())
+                               changes=shared + [line for line in changed
+                                                 if output and '/%s/%s.' % (output, host) in line]))
+                for host, case in hosts_of.items())
 
 
 def _msg(result):

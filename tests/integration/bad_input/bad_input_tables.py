@@ -27,7 +27,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import block_queue
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block import block_queue
 
 from bad_input_lib import CONTENT_MARKS, KNOWN, LONG_PATH, OMIT
 
@@ -159,6 +159,20 @@ MODULES = {
             'state_dir': state_dir_opt('run_lease', null='refuse'),
         },
     },
+    # the action's module file: its main() refuses to run on a node without the action (the plan is written on the
+    # controller); the options are validated first, as everywhere
+    'checkpoint_io_plan': {
+        'base': {'inputs': {}},
+        'control': 'refuse', 'control_expect_in': 'runs as an action plugin',
+        'options': {
+            'inputs': {'null': 'refuse', 'accept': {'empty': 'every input at its default'}},
+            'settings': {'accept': {'empty': 'the roles\' defaults', 'null': 'the roles\' defaults'}},
+            'gather': {'accept': {'empty': 'the whole gather', 'null': 'the whole gather'}},
+            'report_dir': {'text': True, 'accept': {'null': 'checkpoint_io_report_dir of the inputs',
+                                                    'empty': 'checkpoint_io_report_dir of the inputs'}},
+            'record': {},
+        },
+    },
     'checkpoint_io_record': {
         'base': {'name': 'bad_input', 'data': {'a': 1}, 'writer': 'bad-input sweep', 'state_dir': '{tmp}/state'},
         'control': 'accept',
@@ -197,6 +211,7 @@ MODULES = {
                                                'own timeout'}},
             'cancel': {},
             'reap': {},
+            'until_finished': {},
             'state_dir': state_dir_opt('scratch', null='refuse'),
             'job_store': {'path': 'dir', 'null': 'refuse', 'names': ['job_store', 'job store', 'no job'],
                           'accept': {'missing': 'no such job: the store is not made by a poll',
@@ -636,11 +651,11 @@ MODULES = {
 
 
 # ------------------------------------------------------------------------------------------------------------------
-# The shared checkpoint_io_* variables (plugins/module_utils/inputs.py): the preflight role checks them first.
+# The shared checkpoint_io_* variables (plugins/module_utils/common/inputs.py): the preflight role checks them first.
 def inputs_spec(name):
     """The table entry of one shared variable from its kind in inputs.SPEC; None for a kind this table does not
     know (the completeness test then names the variable)."""
-    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.inputs import SPEC
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.inputs import SPEC
     if name not in SPEC:
         return None
     kind, default, limits, _doc = SPEC[name]
@@ -710,7 +725,7 @@ INPUT_OVERRIDES = {
 }
 
 
-# The shared variables are tried in full against module_utils/inputs.py in-process (target "inputs",
+# The shared variables are tried in full against module_utils/common/inputs.py in-process (target "inputs",
 # test_bad_input_inputs.py); through the roles that take them (ansible-playbook, one host per case) a few cases per
 # variable show the wiring: the role's argument spec and the preflight role's check refuse them, naming them.
 WIRING_KINDS = ('list', 'huge', 'other', 'el_relative', 'typo_key', 'above_100_percent', 'relative', 'negative')
@@ -729,7 +744,7 @@ def shared(names, wiring=True, **more):
 
 
 def _preflight_names():
-    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.inputs import SPEC
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.inputs import SPEC
     return list(SPEC)
 
 
@@ -771,7 +786,7 @@ CAP = int(os.environ.get('BAD_INPUT_CAP', '1'))
 
 ROLES = {
     'block_layer': {
-        # its first task: the block_layer_inputs filter over the role's variables (module_utils/block_queue.py)
+        # its first task: the block_layer_inputs filter over the role's variables (module_utils/block/block_queue.py)
         'first_check': (
             lambda values: block_queue.role_input_errors(
                 dict((key, value) for key, value in values.items() if key in block_queue.ROLE_VARIABLES),
@@ -866,7 +881,8 @@ ROLES = {
             'deepspeed_config_create': {'null': 'refuse'}, 'deepspeed_config_follow_symlinks': {'null': 'refuse'},
             'deepspeed_config_block_size': {'type': 'size', 'null': 'refuse',
                                             'extra': [{'kind': 'not_4k', 'value': '1000', 'limit': '4096'}]},
-            'deepspeed_config_queue_depth': {'type': 'depth', 'range': (1, 65535), 'null': 'refuse',
+            'deepspeed_config_queue_depth': {'type': 'depth', 'range': (1, 65535),
+                                             'accept': {'null': 'the one default depth (module_utils/plan/depth.py)'},
                                              'extra': [{'kind': 'auto_no_dir', 'value': 'auto',
                                                         'expect_in': 'deepspeed_config_checkpoint_dir'}]},
             'deepspeed_config_intra_op_parallelism': {'range': (1, 1024), 'null': 'refuse'},
@@ -896,7 +912,11 @@ ROLES = {
             'deepspeed_config_sweep_poll': {'range': (0, 3600), 'null': 'refuse'},
             'deepspeed_config_sweep_plateau_points': {'range': (1, 1024), 'null': 'refuse'},
             'deepspeed_config_resweep': {'null': 'refuse'},
-        }}},
+        }},
+            # the thermal play's rewrite of this run's section: any depth in range needs deepspeed_config_result
+            'backoff': {'base': {'deepspeed_config_backoff_depth': 4},
+                        'options': {'deepspeed_config_backoff_depth': {'range': (1, 65535), 'null': 'refuse'}}},
+        },
     },
     'thermal_validate': {
         'base': {'checkpoint_io_state_dir': '{tmp}/state', 'thermal_validate_dirs': ['{tmp}/adir']},
@@ -1180,9 +1200,30 @@ ACTIONS = {
                       'accept': {'null': 'the default (acquired)'}},
         },
     },
+    # the wait loop's switch (a value that is no boolean waits once; the module refuses it, naming it)
+    'checkpoint_job': {
+        'base': {'job_id': 'bad-input.1', 'wait': 0, 'job_store': '{tmp}/jobs'},
+        'options': {'until_finished': {'type': 'bool'}},
+    },
     'checkpoint_io_facts': {
         'base': {'gather_subset': ['state'], 'state_dir': '{tmp}/state'},
         'options': {'merge': {'type': 'bool'}},
+    },
+    # the plan: decided from a state-only gather of this machine (no drives: the plan's problems say so)
+    'checkpoint_io_plan': {
+        'base': {'inputs': {'checkpoint_io_report_dir': '{tmp}/reports'}, 'report_dir': '{tmp}/reports',
+                 'gather': {'gather_subset': ['state'], 'state_dir': '{tmp}/state'}},
+        # check mode writes <report_dir>/plan/<host>.json (what a check run is for): each case by its own file
+        'check_mode_output': 'reports/plan',
+        'options': {
+            'inputs': {'type': 'dict', 'null': 'refuse', 'accept': {'empty': 'every input at its default'}},
+            'settings': {'type': 'dict', 'accept': {'empty': 'the roles\' defaults', 'null': 'the roles\' defaults'}},
+            'gather': {'type': 'dict', 'accept': {'empty': 'the whole gather', 'null': 'the whole gather'}},
+            'report_dir': {'type': 'text', 'accept': {'null': 'checkpoint_io_report_dir of the inputs',
+                                                      'empty': 'checkpoint_io_report_dir of the inputs',
+                                                      'nonascii': 'a directory name', 'newline': 'a directory name'}},
+            'record': {'type': 'bool'},
+        },
     },
 }
 

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Every shared checkpoint_io_* variable of the playbooks (plugins/module_utils/inputs.py, checked by the preflight
+"""Every shared checkpoint_io_* variable of the playbooks (plugins/module_utils/common/inputs.py, checked by the preflight
 role's first task through the checkpoint_io_inputs filter) given wrong input, in-process: refused naming the
 variable and the value (and the limit), or accepted for the stated reason; never an exception.
 
@@ -17,7 +17,7 @@ import traceback
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.inputs import SPEC, check_inputs
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.inputs import SPEC, check_inputs
 
 # bad_input_report: the session fixture that prints the count table (autouse)
 from bad_input_counts import bad_input_report, record_counts  # noqa: F401 pylint: disable=unused-import
@@ -35,7 +35,7 @@ def input_cases():
 
 
 CASES = input_cases()
-record_counts('inputs', 'checkpoint_io_* (plugins/module_utils/inputs.py)', list(SPEC), CASES)
+record_counts('inputs', 'checkpoint_io_* (plugins/module_utils/common/inputs.py)', list(SPEC), CASES)
 
 
 def test_every_shared_variable_has_cases():

@@ -34,12 +34,27 @@ def _plays():
 
 
 def _roles_of(play):
-    """The collection roles a play runs (roles: and include_role tasks)."""
+    """The collection roles a play runs (roles: and include_role tasks). The thermal validation runs on every node
+    at once (a measurement): the deepspeed_config it includes only writes the back-off that measurement found (a
+    lower depth, never a new tuning), so it counts as ``deepspeed_config:thermal_backoff``, not a changing role."""
     names = [entry['role'] if isinstance(entry, dict) else entry for entry in play.get('roles') or []]
-    for task in play.get('tasks') or []:
+    thermal = 'thermal_validate' in (play.get('tags') or [])
+    tasks = [(task, os.path.dirname(PLAYBOOK)) for task in play.get('tasks') or []]
+    while tasks:
+        task, base = tasks.pop(0)
+        tasks.extend((inner, base) for inner in task.get('block') or [])  # the tasks of a block count too
+        included = task.get('ansible.builtin.include_tasks') or task.get('include_tasks')
+        if included:  # and those of a task file the play includes (playbooks/tasks/), relative to the includer
+            path = os.path.join(base, included['file'] if isinstance(included, dict) else included)
+            with open(path) as handle:
+                tasks.extend((inner, os.path.dirname(path)) for inner in yaml.safe_load(handle) or [])
         include = task.get('ansible.builtin.include_role') or task.get('include_role')
         if include:
-            names.append(include['name'] + (':baseline' if include.get('tasks_from') == 'baseline' else ''))
+            # entry points that change nothing keep their name apart: the baseline changes a drive (raw write)
+            name = include['name'] + (':' + include['tasks_from'] if include.get('tasks_from') in ('baseline',
+                                                                                                   'own_volume')
+                                      else '')
+            names.append(name + (':thermal_backoff' if thermal and name.endswith('deepspeed_config') else ''))
     return set(name.rsplit('.', 1)[-1] for name in names)
 
 
@@ -77,10 +92,12 @@ def _inventory(tmp_path, hosts, host_vars=None):
 def _run(tmp_path, playbook, inventory, extra, check=False):
     """(rc, [(play name, [hosts that ran a task of this batch], {task name: [hosts]})], stats) of a run."""
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'), ANSIBLE_STRATEGY='linear',
-               ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_NOCOLOR='1', ANSIBLE_STDOUT_CALLBACK='json')
+               ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_NOCOLOR='1', ANSIBLE_STDOUT_CALLBACK='json',
+               PWD=str(tmp_path))
     binary = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
     argv = [binary, '-i', inventory, playbook, '-e', json.dumps(extra)] + (['--check'] if check else [])
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=False, timeout=300)
+    # the reports (the plans among them) go below the run's working directory: tmp_path
+    proc = subprocess.run(argv, env=env, cwd=str(tmp_path), capture_output=True, text=True, check=False, timeout=300)
     try:
         doc = json.loads(proc.stdout)
     except ValueError:
@@ -230,12 +247,33 @@ def test_the_real_playbook_stops_after_its_failed_canary(tmp_path):
     names = [play for play, _ran, _tasks in batches]
     gds = 'GPUDirect Storage (gds)'
     base = 'Checkpoint write before tuning (first run on a node only)'
-    assert names == ['Checkpoint I/O facts before tuning', base, base, base, gds, gds, gds,
-                     'Async I/O engine (io_uring)'], names
+    fabric = 'NVMe over Fabrics initiators (nvmeof_rdma)'
+    assert names == ['Checkpoint I/O facts before tuning', base, base, base, fabric, fabric, fabric,
+                     gds, gds, gds, 'Async I/O engine (io_uring)'], names
     assert batches[0][1] == ['n1', 'n2', 'n3']
-    # the baseline's play in batches too (check mode: it measures nothing; a real run writes raw there)
-    assert [batch[1] for batch in batches[1:4]] == [['n1'], ['n2'], ['n3']]
-    assert [batch[1] for batch in batches[4:7]] == [['n1'], ['n2'], ['n3']]
-    assert batches[7][1] == ['n1']
+    # the baseline's play in batches too (check mode: it measures nothing; a real run writes raw there), then the
+    # fabric connections (before the layers that tune their namespaces), then gds
+    for first in (1, 4, 7):
+        assert [batch[1] for batch in batches[first:first + 3]] == [['n1'], ['n2'], ['n3']]
+    assert batches[10][1] == ['n1']
+    # check mode writes the plans on the controller, nothing else
+    assert sorted(os.listdir(str(tmp_path / 'checkpoint_io_reports' / 'plan'))) == ['n1.json', 'n2.json', 'n3.json']
     assert stats['n1']['failures'] == 1 and stats['n2']['failures'] == 0 and stats['n3']['failures'] == 0
     assert os.listdir(str(state)) == []
+
+
+def test_the_inventorys_batches_reach_the_play_keywords(tmp_path):
+    """Play keywords never see an inventory's variables (only -e and the groups): the first play carries the
+    inventory's checked checkpoint_io_serial and checkpoint_io_max_fail_percentage to the later plays through a
+    group (batches_group, run_batches). Here 100% in the inventory runs each changing play in one batch of three,
+    where the keyword alone would give the default canary batches."""
+    state = tmp_path / 'state'
+    state.mkdir(mode=0o700)
+    same = {'checkpoint_io_serial': '100%', 'checkpoint_io_max_fail_percentage': 0}
+    inventory = _inventory(tmp_path, ['n1', 'n2', 'n3'], dict((host, same) for host in ['n1', 'n2', 'n3']))
+    rc, batches, _stats = _run(tmp_path, PLAYBOOK, inventory, {'checkpoint_io_hosts': 'nodes',
+                                                               'checkpoint_io_state_dir': str(state),
+                                                               'checkpoint_io_data_drives': {'models': ['^NONE$']}},
+                               check=True)
+    gds = [batch[1] for batch in batches if batch[0] == 'GPUDirect Storage (gds)']
+    assert gds == [['n1', 'n2', 'n3']], batches

@@ -90,7 +90,7 @@ def _state_dir(base, host, record=None):
     os.makedirs(path, mode=0o700)
     os.chmod(path, 0o700)
     if record is not None:
-        from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
+        from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import state_store
         state_store.write_record(path, 'io_uring_engine', record, 'test')
     return path
 

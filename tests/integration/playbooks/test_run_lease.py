@@ -17,7 +17,7 @@ import time
 
 from helpers import run_playbook
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import state_store
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROOT = os.path.dirname(ROOT)

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""module_utils/compression.py on real checkpoints made here (tests/unit/checkpoints.py: a small MLP trained a few
+"""module_utils/compression/compression.py on real checkpoints made here (tests/unit/checkpoints.py: a small MLP trained a few
 Adam steps with torch, BF16 weights, FP32 Adam state, two consecutive steps, torch.save and safetensors): the streams
 against numpy's bit arithmetic, the entropies against numpy's byte counts, the codec ratios against the codecs run
 here on the test's own streams, the projection's arithmetic."""
@@ -15,7 +15,8 @@ import zlib
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import compression
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.compression import compression
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.compression import checkpoint_formats
 
 from checkpoints import import_numpy, make_checkpoints
 
@@ -198,9 +199,9 @@ def test_projection_names_the_bound():
 
 
 def test_pickle_scan_on_real_and_hostile_pickles():
-    assert compression.pickle_storage_types(b'\x80\x02}q\x00.') == {}
+    assert checkpoint_formats.pickle_storage_types(b'\x80\x02}q\x00.') == {}
     with pytest.raises(ValueError):
-        compression.pickle_storage_types(b'\x80\x02\xff')
+        checkpoint_formats.pickle_storage_types(b'\x80\x02\xff')
 
 
 def test_summary_line_by_class_delta_and_bound(ckpts):
@@ -228,5 +229,5 @@ def test_files_are_reopened_within_the_descriptor_bound_and_checked(ckpts, tmp_p
     reader = compression.Reader([str(path)], [str(tmp_path)])
     with open(str(path), 'ab') as handle:
         handle.write(b'more')
-    with pytest.raises(compression.CheckpointError, match='changed while it was measured'):
+    with pytest.raises(checkpoint_formats.CheckpointError, match='changed while it was measured'):
         reader.read(reader.tensors[0], [(0, 2)])

@@ -8,7 +8,7 @@ __metaclass__ = type
 import os
 import time
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify import fio_job
 
 
 def _slow(report):

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import identity
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import identity
 
 from loop_devices import loop_devices
 

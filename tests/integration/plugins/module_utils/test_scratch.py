@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""module_utils/scratch.py on the real filesystem of the test host: resolving a directory without following a
+"""module_utils/common/scratch.py on the real filesystem of the test host: resolving a directory without following a
 symlink another user could plant, the run directory and its files, removing only what the run made, the reaper."""
 
 from __future__ import absolute_import, division, print_function
@@ -15,7 +15,8 @@ import sys
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import scratch, state_store
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import scratch, state_store
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import scratch_reap
 
 NOBODY = pwd.getpwnam('nobody')
 MIB = 1024 * 1024
@@ -150,9 +151,9 @@ def test_the_reaper_removes_runs_whose_owner_is_gone_and_keeps_live_ones(tree, s
     alive = scratch.create(scratch.open_dir(str(tree / 'data')), 'alive', [('a', MIB)], state)
     alive_key = alive.path
     try:
-        checked = scratch.reap(state, check_mode=True)
+        checked = scratch_reap.reap(state, check_mode=True)
         assert [r['run_dir'] for r in checked['reaped']] == [dead.path] and os.path.isdir(dead.path)
-        out = scratch.reap(state)
+        out = scratch_reap.reap(state)
         assert out['errors'] == [] and [r['run_dir'] for r in out['reaped']] == [dead.path]
         assert sorted(out['reaped'][0]['removed']) == sorted([dead.file_path('a'), dead.file_path('b'), dead.path])
         assert out['kept'] == [{'run_dir': alive_key, 'reason': 'its owner still runs (pid %d)' % os.getpid()}]
@@ -160,7 +161,7 @@ def test_the_reaper_removes_runs_whose_owner_is_gone_and_keeps_live_ones(tree, s
         assert list(state_store.read_record(state, 'scratch')) == [alive_key]
         # A new run holds the lease: a live run of another run is stopped first; here that would be this test
         # process, so only the decision is checked (check mode).
-        checked = scratch.reap(state, current='run-2', check_mode=True)
+        checked = scratch_reap.reap(state, current='run-2', check_mode=True)
         assert 'not to run run-2 that holds the node now' in checked['reaped'][0]['reason']
     finally:
         alive.cleanup()
@@ -171,7 +172,7 @@ def test_the_reaper_kills_what_still_writes_a_dead_runs_files(tree, state):
     holder = subprocess.Popen(['sleep', '60'], pass_fds=run.fds())
     run.release()
     try:
-        out = scratch.reap(state)
+        out = scratch_reap.reap(state)
         assert out['errors'] == [] and out['reaped'][0]['removed']
         holder.wait(timeout=10)
         assert holder.returncode == -9
@@ -191,7 +192,7 @@ def test_the_reaper_leaves_alone_what_is_not_the_runs_own(tree, state):
     state_store.update(state, 'scratch', lambda old: {entry['parent'] + '/' + name: entry}, writer='test')
     os.mkdir(str(tree / 'user' / name), 0o755)
     os.chown(str(tree / 'user' / name), NOBODY.pw_uid, NOBODY.pw_gid)
-    out = scratch.reap(state)
+    out = scratch_reap.reap(state)
     assert out['reaped'][0]['left'] == [
         "%s/%s: not the run's directory (owner uid %d, mode 0755), left alone" % (tree / 'user', name, NOBODY.pw_uid)]
     assert os.path.isdir(str(tree / 'user' / name)) and state_store.read_record(state, 'scratch') is None
@@ -200,7 +201,7 @@ def test_the_reaper_leaves_alone_what_is_not_the_runs_own(tree, state):
     os.rmdir(str(tree / 'user' / name))
     os.mkdir(str(tree / 'user' / name), 0o700)
     open(str(tree / 'user' / name / 'rank_0.ckpt'), 'w').close()
-    out = scratch.reap(state)
+    out = scratch_reap.reap(state)
     assert out['reaped'][0]['left'] == [] and os.listdir(str(tree / 'user')) == []
 
 
@@ -259,7 +260,7 @@ def test_a_removal_that_may_not_be_on_disk_keeps_the_record_for_the_reaper(tree,
     entry = state_store.read_record(state, 'scratch')[key]
     state_store.write_record(state, 'scratch', {key: dict(entry, ino=os.stat(key).st_ino,
                                                           files={'rank_0.ckpt': None})}, writer='test')
-    out = scratch.reap(state)
+    out = scratch_reap.reap(state)
     assert out['errors'] == [] and [r['run_dir'] for r in out['reaped']] == [key], out
     assert not os.path.exists(key) and state_store.read_record(state, 'scratch') is None
 
@@ -269,7 +270,7 @@ def test_a_run_on_a_filesystem_not_mounted_now_is_kept_for_a_later_run(tree, sta
     key = run.path
     run.release()
     os.rename(str(tree / 'data'), str(tree / 'data.unmounted'))  # the parent is not there: as before the mount
-    out = scratch.reap(state)
+    out = scratch_reap.reap(state)
     assert out['errors'] == [] and out['reaped'] == [] and out['kept'][0]['run_dir'] == key
     assert 'kept for a later run' in out['kept'][0]['reason']
     assert list(state_store.read_record(state, 'scratch')) == [key]
@@ -288,15 +289,15 @@ def test_a_run_whose_filesystem_failed_or_is_not_mounted_now_keeps_its_record(tr
     def eio(_parts):
         raise OSError(5, os.strerror(5))
     monkeypatch.setattr(scratch, '_reopen', eio)
-    out = scratch.reap(state)
+    out = scratch_reap.reap(state)
     assert out['reaped'] == [] and out['kept'][0]['run_dir'] == key and 'kept for a later run' in out['kept'][0]['reason']
     monkeypatch.undo()
     entry = state_store.read_record(state, 'scratch')[key]
     state_store.write_record(state, 'scratch', {key: dict(entry, parent_dev=entry['parent_dev'] + 1)}, writer='test')
-    out = scratch.reap(state)
+    out = scratch_reap.reap(state)
     assert out['reaped'] == [] and 'another filesystem' in out['kept'][0]['reason'], out
     assert os.path.isdir(key)
     state_store.write_record(state, 'scratch', {key: entry}, writer='test')  # the volume mounted again
-    out = scratch.reap(state)
+    out = scratch_reap.reap(state)
     assert [r['run_dir'] for r in out['reaped']] == [key] and not os.path.exists(key)
     assert state_store.read_record(state, 'scratch') is None

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import records, state_store as st
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.atomic_file import write_atomic
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import records, state_store as st
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.atomic_file import write_atomic
 
 
 @pytest.fixture
@@ -223,7 +223,7 @@ def test_the_atomic_writer_replaces_a_planted_symlink_instead_of_following_it(tm
     assert victim.read_text() == 'precious' and not os.path.islink(str(dest)) and dest.read_text() == 'new\n'
 
 
-# --- what the records mean (module_utils/records.py) ----------------------------------------------------------
+# --- what the records mean (module_utils/common/records.py) ----------------------------------------------------------
 FACTS = {'state': {'records': {'depth_sweep': {
     '/mnt/c|1048576|1': {'directory': '/mnt/c', 'knee': {'best_bw_bytes': 100.0}, 'per_rank_depth': 16},
     '/mnt/c|262144|2': {'knee': {'best_bw_bytes': 150.0}},  # a legacy entry without its directory

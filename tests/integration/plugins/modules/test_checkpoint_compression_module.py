@@ -191,7 +191,7 @@ def test_bad_input_names_the_value_and_the_limit(capsys, args, words):
 
 
 def test_zstd_alone_without_zstandard_is_refused(capsys, monkeypatch, ckpts):
-    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import compression
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.compression import compression
     monkeypatch.setattr(compression, 'zstandard', None)
     rc, out = run(capsys, paths=[ckpts[3]['weights']], codecs=['zstd'])
     assert rc == 1 and 'codecs: zstd' in out['msg'] and 'zstandard' in out['msg']

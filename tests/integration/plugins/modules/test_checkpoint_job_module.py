@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job, state_store
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify import fio_job
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import state_store
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import checkpoint_write
 
 from helpers import fio_capabilities, poll_job, run_fio_module

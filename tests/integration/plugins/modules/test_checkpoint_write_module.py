@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import state_store
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import checkpoint_write
 
 from helpers import FIO, fio_capabilities, run_fio_module

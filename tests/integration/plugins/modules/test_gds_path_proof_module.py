@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import state_store
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import gds_path_proof
 
 from helpers import run_module

@@ -17,7 +17,7 @@ import pytest
 
 from ansible.module_utils import basic
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import md
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import md
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import md_array
 
 from helpers import module_args

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import state_store
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import queue_depth_sweep
 
 from helpers import fio_capabilities, poll_job, run_fio_module

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import state_store
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import state_store
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import queue_depth_sweep
 
 from helpers import fio_capabilities, run_fio_module

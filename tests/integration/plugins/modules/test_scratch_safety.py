@@ -26,8 +26,10 @@ import time
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fio_job, scratch, state_store
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_runner import descendants
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify import fio_job
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import scratch, state_store
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import scratch_reap
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.fio_runner import descendants
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import (
     checkpoint_job,
     checkpoint_write,
@@ -455,7 +457,7 @@ def test_ansible_async_timeout_leaves_no_fio(tmp_path, state):
     assert holders_of(str(target)) == [], 'fio outlived the async timeout'
     left = run_dirs(str(target))
     assert len(left) == 1
-    removed = scratch.reap(state)
+    removed = scratch_reap.reap(state)
     assert [r['run_dir'] for r in removed['reaped']] == [str(target / left[0])]
     assert os.listdir(str(target)) == [] and state_store.read_record(state, 'scratch') is None
 

@@ -305,7 +305,7 @@ def test_the_real_mkfs_xfs_killed_mid_way_leaves_the_in_progress_flag(tmp_path):
     """What the check above rests on, with the real mkfs.xfs on a loop device: each write delayed 20 ms (strace),
     SIGKILL a third of the way in; the primary superblock is there with the chosen UUID and its in-progress flag
     set (wipefs: xfs); a whole mkfs.xfs -f clears it."""
-    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import xfs
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import xfs
     mkfs, strace = require_tool('mkfs.xfs'), require_tool('strace')
     with loop_devices(tmp_path, 1, 512 * MIB) as loops:  # mkfs.xfs 6.x: at least 300 MB
         device = loops[0]

@@ -16,7 +16,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.filter import alignment
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.alignment import FINDING_IDS
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block.alignment import FINDING_IDS
 
 HERE = os.path.dirname(os.path.abspath(alignment.__file__))
 MS = 1000 * 1000

@@ -11,7 +11,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.filter.planner import FilterModule
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import planner
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet import planner
 
 checkpoint_plan = FilterModule().filters()['checkpoint_plan']
 MIB = 1024 ** 2

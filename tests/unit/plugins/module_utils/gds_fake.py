@@ -23,7 +23,7 @@ import os
 from checkpoint_io_fake_node import FakeNode, FakeRunner, link, make_context, mkdir, write
 from test_node_facts import _gds_runner, _gpu, _libcufile, _nvidia_fs
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import gds_plan
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import gds_plan
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import gds_facts
 
 OPEN_565 = ('NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  565.57.01  Release Build  '

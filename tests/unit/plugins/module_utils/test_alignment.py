@@ -11,8 +11,9 @@ import json
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import alignment as al
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import render_aio
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block import alignment as al
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block import alignment_plan as alp
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed.deepspeed import render_aio
 
 MIB = 1024 * 1024
 
@@ -446,11 +447,11 @@ def test_a_known_drive_without_block_facts_is_named():
 
 
 def test_validate_plan_normalizes():
-    result = al.validate_plan({'ranks': '4', 'rank_drives': {'0': '/dev/nvme1n1', 1: 'nvme2n1', '2': 'nvme1n1',
-                                                             3: 'nvme2n1'},
-                               'queue_depth': '16', 'block_size': '2MiB', 'intra_op_parallelism': 2,
-                               'use_gds': 'yes', 'saturation_depth': {'/dev/nvme1n1': 32}},
-                              ['/dev/nvme1n1', 'nvme2n1', 'nvme0n1'])
+    result = alp.validate_plan({'ranks': '4', 'rank_drives': {'0': '/dev/nvme1n1', 1: 'nvme2n1', '2': 'nvme1n1',
+                                                              3: 'nvme2n1'},
+                                'queue_depth': '16', 'block_size': '2MiB', 'intra_op_parallelism': 2,
+                                'use_gds': 'yes', 'saturation_depth': {'/dev/nvme1n1': 32}},
+                               ['/dev/nvme1n1', 'nvme2n1', 'nvme0n1'])
     assert result == {
         'ranks': 4,
         'drives': ['nvme1n1', 'nvme2n1', 'nvme0n1'],
@@ -469,16 +470,16 @@ def test_validate_plan_normalizes():
 def test_validate_plan_accepts_the_select_drives_result():
     selection = {'selected': [{'name': 'nvme2n1', 'device': '/dev/nvme2n1'},
                               {'name': 'nvme1n1', 'device': '/dev/nvme1n1'}], 'refused': [], 'unmatched': []}
-    result = al.validate_plan({'ranks': 3, 'drives': selection}, ['nvme1n1', 'nvme2n1'])
+    result = alp.validate_plan({'ranks': 3, 'drives': selection}, ['nvme1n1', 'nvme2n1'])
     assert result['rank_drives'] == ['nvme2n1', 'nvme1n1', 'nvme2n1']
 
 
 def test_validate_plan_refuses_bad_devices_lists():
     with pytest.raises(ValueError) as exc:
-        al.validate_plan({'ranks': 1}, 'nvme1n1')
+        alp.validate_plan({'ranks': 1}, 'nvme1n1')
     assert 'devices: expected a list of device names' in str(exc.value)
     with pytest.raises(ValueError) as exc:
-        al.validate_plan({'ranks': 1}, [])
+        alp.validate_plan({'ranks': 1}, [])
     assert 'no devices to map ranks to' in str(exc.value)
 
 
@@ -497,7 +498,7 @@ LAB_CURVE = [
 
 
 def test_knee_of_the_lab_curve():
-    result = al.knee_depth(LAB_CURVE)
+    result = alp.knee_depth(LAB_CURVE)
     assert result['knee'] == 32  # 2497 MB/s >= 95% of 2550 (2422.5); 1820 at depth 8 is not
     assert result['best_depth'] == 128
     assert result['best_bw_bytes'] == 2550000000
@@ -508,13 +509,13 @@ def test_knee_of_the_lab_curve():
 
 
 def test_knee_littles_law_with_block_size():
-    result = al.knee_depth(list(reversed(LAB_CURVE)), 0.95, '1M')
+    result = alp.knee_depth(list(reversed(LAB_CURVE)), 0.95, '1M')
     assert result['knee'] == 32
     assert result['latency_source'] == 'p99_ns'
     # ceil(2550e6 B/s x 0.036 s / 1 MiB) = ceil(87.55)
     assert result['littles_law_depth'] == 88
     with_mean = [dict(p, mean_ns=p['depth'] * MIB * 1e9 / p['bw_bytes']) for p in LAB_CURVE]
-    result = al.knee_depth(with_mean, block_size=MIB)
+    result = alp.knee_depth(with_mean, block_size=MIB)
     assert result['latency_source'] == 'mean_ns'
     # with the mean latency Little's Law lands back near the knee: ceil(32 x 2550 / 2497)
     assert result['littles_law_depth'] == 33
@@ -522,7 +523,7 @@ def test_knee_littles_law_with_block_size():
 
 @pytest.mark.parametrize('fraction, knee', [(0.95, 32), (0.7, 8), (0.5, 4), (1.0, 128), (0.1, 1)])
 def test_knee_fraction(fraction, knee):
-    assert al.knee_depth(LAB_CURVE, fraction)['knee'] == knee
+    assert alp.knee_depth(LAB_CURVE, fraction)['knee'] == knee
 
 
 @pytest.mark.parametrize('knee, ranks, nr_requests, depth', [
@@ -534,12 +535,12 @@ def test_knee_fraction(fraction, knee):
     ('32', '4', '1023', 8),
 ])
 def test_per_rank_depth(knee, ranks, nr_requests, depth):
-    assert al.per_rank_depth(knee, ranks, nr_requests) == depth
+    assert alp.per_rank_depth(knee, ranks, nr_requests) == depth
 
 
 def test_knee_to_per_rank_depth_to_a_clean_plan():
-    knee = al.knee_depth(LAB_CURVE, 0.95, '1M')
-    depth = al.per_rank_depth(knee, 4, 1023)
+    knee = alp.knee_depth(LAB_CURVE, 0.95, '1M')
+    depth = alp.per_rank_depth(knee, 4, 1023)
     assert depth == 8
     saturation = {'nvme1n1': knee['knee'], 'nvme2n1': knee['knee']}
     result = al.check_alignment(make_facts(), plan(queue_depth=depth, saturation_depth=saturation))
@@ -567,20 +568,20 @@ def test_knee_to_per_rank_depth_to_a_clean_plan():
 ])
 def test_knee_refuses_garbled_curves(curve, message):
     with pytest.raises(ValueError) as exc:
-        al.knee_depth(curve)
+        alp.knee_depth(curve)
     assert message in str(exc.value)
 
 
 @pytest.mark.parametrize('fraction', [0, -0.5, 1.5, True, 'high'])
 def test_knee_refuses_bad_fractions(fraction):
     with pytest.raises(ValueError) as exc:
-        al.knee_depth(LAB_CURVE, fraction)
+        alp.knee_depth(LAB_CURVE, fraction)
     assert 'fraction: %r is out of range' % (fraction,) in str(exc.value)
 
 
 def test_knee_refuses_a_bad_block_size():
     with pytest.raises(ValueError) as exc:
-        al.knee_depth(LAB_CURVE, 0.95, '1X')
+        alp.knee_depth(LAB_CURVE, 0.95, '1X')
     assert "block_size: '1X' is not a size" in str(exc.value)
 
 
@@ -594,5 +595,5 @@ def test_knee_refuses_a_bad_block_size():
 ])
 def test_per_rank_depth_refuses_bad_input(args, message):
     with pytest.raises(ValueError) as exc:
-        al.per_rank_depth(*args)
+        alp.per_rank_depth(*args)
     assert message in str(exc.value)

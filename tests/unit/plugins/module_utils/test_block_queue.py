@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import block_queue as bq
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block import block_queue as bq
 
 LAB_LIMITS = {
     'schedulers_available': ['none', 'mq-deadline'],

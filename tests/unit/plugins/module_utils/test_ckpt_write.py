@@ -18,8 +18,8 @@ import json
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import ckpt_write as cw
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import parse_fio_json
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify import ckpt_write as cw
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.fio import parse_fio_json
 from helpers import fixture
 
 WRITE_RUN = 'fio-3.33_ckpt_write_2ranks_8m_qd8_iouring_fsync.json'
@@ -93,7 +93,7 @@ def test_write_argv_exact():
         '--name=rank_0', '--filename=/mnt/ckpt0/rank_0.ckpt',
         '--name=rank_1', '--filename=/mnt/a\\:b/rank_1.ckpt',
     ]
-    # What the module hands fio: the descriptor of the file it made (module_utils/scratch.py).
+    # What the module hands fio: the descriptor of the file it made (module_utils/common/scratch.py).
     layout[0]['fio_file'] = '/proc/self/fd/7'
     assert cw.write_argv('fio', layout, MIB, MIB, 1, 'psync', True, True)[-3] == '--filename=/proc/self/fd/7'
     assert 'group_reporting' not in ' '.join(argv)

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import compression
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.compression import checkpoint_formats
 
 
 def test_a_directory_swapped_for_a_link_after_the_walk_is_not_followed(tmp_path):
@@ -19,21 +19,21 @@ def test_a_directory_swapped_for_a_link_after_the_walk_is_not_followed(tmp_path)
     outside = tmp_path / 'secret' / 'step'
     outside.mkdir(parents=True)
     (outside / 'rank0.bin').write_bytes(b'root only\n')
-    layout, found, refused = compression.find_files(str(root), [str(root)])
+    layout, found, refused = checkpoint_formats.find_files(str(root), [str(root)])
     assert layout == 'directory' and [rel for rel, _real in found] == ['step/rank0.bin'] and not refused
     real = found[0][1]
-    fd, size = compression.open_regular(real)
+    fd, size = checkpoint_formats.open_regular(real)
     os.close(fd)
     assert size == 64
     # the user who owns ckpt/ swaps step/ for a link out of the roots between the walk and the open
     os.rename(str(root / 'step'), str(root / 'old'))
     os.symlink(str(outside), str(root / 'step'))
-    with pytest.raises(compression.CheckpointError, match='not followed'):
-        compression.open_regular(real)
+    with pytest.raises(checkpoint_formats.CheckpointError, match='not followed'):
+        checkpoint_formats.open_regular(real)
 
 
 def test_the_last_component_as_a_link_is_refused_naming_it(tmp_path):
     (tmp_path / 'target').write_bytes(b'x')
     os.symlink(str(tmp_path / 'target'), str(tmp_path / 'link'))
-    with pytest.raises(compression.CheckpointError, match='is a symlink: not followed'):
-        compression.open_regular(str(tmp_path / 'link'))
+    with pytest.raises(checkpoint_formats.CheckpointError, match='is a symlink: not followed'):
+        checkpoint_formats.open_regular(str(tmp_path / 'link'))

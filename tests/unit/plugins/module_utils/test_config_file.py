@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""module_utils/config_file.py: a user's config file that root rewrites, on real files, links and directories.
+"""module_utils/common/config_file.py: a user's config file that root rewrites, on real files, links and directories.
 
 The tests run as root (as the modules do on a node) and play the training user with a numeric uid that owns
 directories and files (chown needs no passwd entry), so every refusal and every swap is the real kernel's answer.
@@ -15,7 +15,7 @@ import stat
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.config_file import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.config_file import (
     ConfigFileError,
     open_config,
 )
@@ -233,7 +233,7 @@ def test_remove_takes_only_the_file_it_read(tree):
 def test_the_atomic_writer_sets_the_mode_by_descriptor(tree, monkeypatch):
     """In a directory the training user can write, the writer's temporary file can be swapped for a link between
     its creation and the chmod: the mode must be set on the descriptor, never by name."""
-    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import atomic_file
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import atomic_file
     victim = _file(tree / 'root-only' / 'shadow', 'secret\n', mode=0o600)
     home = str(tree / 'home' / 'train')
     real_fsync = os.fsync
@@ -253,7 +253,7 @@ def test_the_owner_is_set_by_descriptor_so_a_hard_link_swapped_in_takes_nothing(
     """Issue 31, finding 4: the user's ds_config is rewritten as the user's. Where fs.protected_hardlinks=0 the user
     can replace the writer's temporary name with a hard link to /etc/shadow before the chown: a chown by name then
     hands the root file to the user. The owner must be set on the descriptor, before the name can be swapped."""
-    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import atomic_file
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import atomic_file
     victim = _file(tree / 'home' / 'shadow', 'secret\n', mode=0o600)  # same filesystem: a hard link can be made
     path = _file(tree / 'home' / 'train' / 'ds.json', '{"a": 1}\n', uid=USER, mode=0o640)
     home = str(tree / 'home' / 'train')

@@ -9,8 +9,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import jsonc
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.cufile_edit import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import jsonc
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds.cufile_edit import (
     check_settings,
     default_text,
     nested,
@@ -19,7 +19,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.cufile_ed
     restore_text,
     set_keys,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import CUFILE_DEFAULTS, parse_cufile_json
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds.gds import CUFILE_DEFAULTS, parse_cufile_json
 
 DIRECT = 'properties.max_direct_io_size_kb'
 DEPTH = 'execution.max_io_queue_depth'

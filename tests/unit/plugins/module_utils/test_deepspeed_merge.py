@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed.deepspeed import (
     aio_record_entry,
     dump_config,
     effective_aio,

@@ -19,7 +19,7 @@ import os
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed.deepspeed import (
     AIO_DEFAULTS_DICT,
     IGNORED_KEYS,
     IGNORED_KEYS_READ_FROM,

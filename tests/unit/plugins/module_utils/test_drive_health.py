@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A measurement's preconditions and the drives' health around it (module_utils/drive_health.py, filter
+"""A measurement's preconditions and the drives' health around it (module_utils/nvme/drive_health.py, filter
 drive_health), over facts shaped as checkpoint_io_facts returns them. The lab's fault suite
 (tests/lab/test_faults.py) raises the same faults on real nodes."""
 
@@ -15,7 +15,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.filter.health import FilterModule
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import drive_health as h
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme import drive_health as h
 
 WWID1 = 'nvme.1b36-4441544130303031-51454d55204e564d65204374726c-00000001'
 WWID2 = 'nvme.1b36-4441544130303032-51454d55204e564d65204374726c-00000001'
@@ -56,6 +56,22 @@ def test_the_drives_behind_an_xfs_on_md_are_its_members_not_the_os_drive():
     assert got['problems'] == []
     assert [(d['serial'], d['name'], d['wwid'], d['critical_warning']) for d in got['drives']] == [
         ('DATA0001', 'nvme1n1', WWID1, 0), ('DATA0002', 'nvme2n1', WWID2, 0)]
+
+
+def test_an_xfs_gathered_without_the_directories_is_found_by_its_mount_point():
+    """One gather for a whole play lists every XFS before the directories are settled: a directory below a mount
+    point is on that XFS (the deepest one), a directory below none is not, and the root XFS claims nothing."""
+    node = facts()
+    volume = node['xfs']['filesystems'][0]
+    volume['checkpoint_paths'] = []
+    node['xfs']['filesystems'].append({'kernel_name': 'nvme0n1p1', 'mount_point': '/', 'checkpoint_paths': [],
+                                       'md': None})
+    deeper = {'kernel_name': 'nvme2n1', 'mount_point': '/mnt/checkpoints/fast', 'checkpoint_paths': [], 'md': None}
+    node['xfs']['filesystems'].append(deeper)
+    assert h.names_behind(node, ['/mnt/checkpoints/runs']) == ['nvme1n1', 'nvme2n1']
+    assert h.names_behind(node, ['/mnt/checkpoints/fast/a']) == ['nvme2n1']
+    assert h.names_behind(node, ['/mnt/checkpointsX']) == ['nvme0n1']  # not below the volume: the OS drive's /
+    assert h.names_behind(node, ['/srv']) == ['nvme0n1']
 
 
 def test_a_directory_on_no_xfs_is_on_the_namespace_mounted_deepest_above_it():

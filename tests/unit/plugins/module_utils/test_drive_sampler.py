@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The drive sampler (module_utils/drive_sampler.py) on a fake sysfs tree: block counters, hwmon temperatures,
+"""The drive sampler (module_utils/nvme/drive_sampler.py) on a fake sysfs tree: block counters, hwmon temperatures,
 the SMART log read anew each sample through the facts' reader (an injected admin reader here), Identify
 Controller once, namespaces that are not there refused."""
 
@@ -12,9 +12,9 @@ import os
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import drive_sampler
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.context import Context
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme_ioctl import NvmeIoctlError
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme import drive_sampler
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.context import Context
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme.nvme_ioctl import NvmeIoctlError
 
 
 def write(path, text):

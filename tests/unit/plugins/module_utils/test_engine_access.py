@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""module_utils/engine_access.py: the memlock bound, the io_uring group's other users, the accumulated record."""
+"""module_utils/io_uring/engine_access.py: the memlock bound, the io_uring group's other users, the accumulated record."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -8,7 +8,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.engine_access import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.io_uring.engine_access import (
     access_record,
     memlock_need,
     memlock_plan,

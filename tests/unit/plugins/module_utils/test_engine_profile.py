@@ -22,8 +22,9 @@ import pytest
 
 from helpers import fixture
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import engine_profile as ep
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import IODEPTH_BUCKETS
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.io_uring import engine_profile as ep
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.io_uring import engine_verify as ev
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.fio import IODEPTH_BUCKETS
 
 TWO_DRIVES = fixture('fio', 'fio-3.39_iouring_read_2drives_qd16_sqpoll_fixedbufs.json')
 FOUR_IOS = fixture('fio', 'fio-3.39_iouring_read_qd16_only_4_ios.json')
@@ -359,7 +360,7 @@ def test_bad_selection_is_refused():
 
 # --- fio ---------------------------------------------------------------------------------------------------------
 def test_fio_argv_reads_raw_drives_read_only_with_the_engine_first():
-    argv = ep.fio_argv(lab_profile(), OPTIONS, LAB_SELECTION['selected'], '/usr/bin/fio')
+    argv = ev.fio_argv(lab_profile(), OPTIONS, LAB_SELECTION['selected'], '/usr/bin/fio')
     assert argv[:5] == ['/usr/bin/fio', '--output-format=json', '--runtime=5', '--thread', '--readonly']
     first = argv.index('--name=nvme1n1')
     second = argv.index('--name=nvme2n1')
@@ -375,7 +376,7 @@ def test_fio_argv_reads_raw_drives_read_only_with_the_engine_first():
 def test_fio_size_is_capped_at_the_drive_and_whole_blocks():
     selected = [drive('nvme1n1', 'nvme1', 'DATA0001', size_bytes=100 * MIB + 4096),
                 drive('nvme2n1', 'nvme2', 'DATA0002')]
-    plan = ep.verify_plan(lab_profile(), dict(OPTIONS, verify_size='1G'), selected)
+    plan = ev.verify_plan(lab_profile(), dict(OPTIONS, verify_size='1G'), selected)
     assert [job['size'] for job in plan] == [100 * MIB, 1024 * MIB]
 
 
@@ -383,26 +384,26 @@ def test_scratch_write_only_on_a_drive_mounted_by_the_collection():
     selected = [drive('nvme1n1', 'nvme1', 'DATA0001', mount_points=['/mnt/ckpt']),
                 drive('nvme2n1', 'nvme2', 'DATA0002')]
     options = dict(OPTIONS, verify_mode='scratch_write', allow_mounted_by=['/mnt/ckpt/'])
-    plan = ep.verify_plan(lab_profile(), options, selected)
+    plan = ev.verify_plan(lab_profile(), options, selected)
     assert plan[0] == {'name': 'nvme1n1', 'directory': '/mnt/ckpt', 'scratch': 'nvme1n1.scratch', 'filename': None,
                        'rw': 'write', 'size': 256 * MIB}
     assert plan[1]['filename'] == '/dev/nvme2n1' and plan[1]['rw'] == 'read'
     # The scratch file is the engine_verify module's (made where no user can redirect it): never a path here.
     with pytest.raises(ValueError) as exc:
-        ep.fio_argv(lab_profile(), options, selected)
+        ev.fio_argv(lab_profile(), options, selected)
     assert 'nvme1n1 writes a scratch file in /mnt/ckpt, which only the engine_verify module makes' in str(exc.value)
-    argv = ep.fio_argv(lab_profile(), options, selected, files={'nvme1n1': '/proc/self/fd/7'})
+    argv = ev.fio_argv(lab_profile(), options, selected, files={'nvme1n1': '/proc/self/fd/7'})
     assert '--readonly' not in argv
     job = argv[argv.index('--name=nvme1n1'):argv.index('--name=nvme2n1')]
     assert job[1] == '--filename=/proc/self/fd/7' and '--rw=write' in job and '--fallocate=none' in job
     assert not [arg for arg in argv if arg.startswith('--unlink')]
     # in read mode the mounted drive is read, never written
-    plan = ep.verify_plan(lab_profile(), dict(options, verify_mode='read'), selected)
+    plan = ev.verify_plan(lab_profile(), dict(options, verify_mode='read'), selected)
     assert plan[0]['rw'] == 'read' and plan[0]['filename'] == '/dev/nvme1n1'
 
 
 def test_verification_of_the_real_lab_run():
-    document = ep.verify_profile(lab_profile(), TWO_DRIVES, OPTIONS, LAB_SELECTION['selected'], LAB_FACTS['block'])
+    document = ev.verify_profile(lab_profile(), TWO_DRIVES, OPTIONS, LAB_SELECTION['selected'], LAB_FACTS['block'])
     assert document['verify']['ran'] is True and document['verify']['passed'] is True
     assert document['verify']['failures'] == []
     assert document['verify']['fio_version'] == 'fio-3.39'
@@ -423,7 +424,7 @@ def test_verification_of_the_real_lab_run():
 
 def test_depth_not_reached_names_both_numbers():
     profile = ep.build_profile(LAB_FACTS, {'selected': LAB_SELECTION['selected'][:1]}, OPTIONS)
-    document = ep.verify_profile(profile, FOUR_IOS, OPTIONS)
+    document = ev.verify_profile(profile, FOUR_IOS, OPTIONS)
     result = document['drives'][0]['verify']
     assert result['achieved_depth'] == 4 and result['reached'] is False and result['error'] is None
     assert document['verify']['passed'] is False
@@ -432,20 +433,20 @@ def test_depth_not_reached_names_both_numbers():
 
 
 def test_missing_job_fails_the_verification():
-    document = ep.verify_profile(lab_profile(), FOUR_IOS, OPTIONS)
+    document = ev.verify_profile(lab_profile(), FOUR_IOS, OPTIONS)
     assert document['drives'][1]['verify']['error'] == 'fio reported no job nvme2n1'
     assert document['verify']['passed'] is False
     assert 'fio reported no job nvme2n1' in document['verify']['failures'][-1]
 
 
 def test_unparsable_output_fails_every_drive():
-    document = ep.verify_profile(lab_profile(), 'fio: engine io_uring not loadable\n', OPTIONS)
+    document = ev.verify_profile(lab_profile(), 'fio: engine io_uring not loadable\n', OPTIONS)
     assert document['verify']['passed'] is False
     assert all(d['verify']['error'].startswith('fio reported no job') for d in document['drives'])
 
 
 def test_not_run_in_check_mode():
-    document = ep.verify_profile(lab_profile(), None, dict(OPTIONS, skip_reason='check mode'))
+    document = ev.verify_profile(lab_profile(), None, dict(OPTIONS, skip_reason='check mode'))
     assert document['verify'] == {'ran': False, 'passed': None, 'failures': [], 'reason': 'check mode'}
     assert [d['verify'] for d in document['drives']] == [None, None]
 
@@ -459,7 +460,7 @@ def test_target_is_reached_at_its_own_bucket(target, bucket, reached):
     doc['jobs'] = doc['jobs'][:1]
     doc['jobs'][0]['iodepth_level'] = dict((key, 100.0 if key == bucket else 0.0) for key in IODEPTH_BUCKETS)
     profile = ep.build_profile(LAB_FACTS, {'selected': LAB_SELECTION['selected'][:1]}, dict(OPTIONS, target_depth=target))
-    document = ep.verify_profile(profile, json.dumps(doc), OPTIONS)
+    document = ev.verify_profile(profile, json.dumps(doc), OPTIONS)
     assert document['drives'][0]['verify']['reached'] is reached
 
 
@@ -470,7 +471,7 @@ def to_nice_json(data):
 
 
 def measured():
-    return ep.verify_profile(lab_profile(), TWO_DRIVES, OPTIONS, LAB_SELECTION['selected'], LAB_FACTS['block'])
+    return ev.verify_profile(lab_profile(), TWO_DRIVES, OPTIONS, LAB_SELECTION['selected'], LAB_FACTS['block'])
 
 
 def test_first_write_is_the_document():
@@ -495,13 +496,13 @@ def test_changed_verdict_or_profile_rewrites_the_file():
     failed = measured()
     failed['drives'][0]['verify'].update(achieved_depth=8, reached=False)
     assert ep.profile_file_document(failed, written) is failed
-    other = ep.verify_profile(lab_profile(target_depth=32), TWO_DRIVES, OPTIONS)
+    other = ev.verify_profile(lab_profile(target_depth=32), TWO_DRIVES, OPTIONS)
     assert ep.profile_file_document(other, written) is other
 
 
 def test_unmeasured_run_keeps_the_recorded_verification():
     written = to_nice_json(measured())
-    check_mode = ep.verify_profile(lab_profile(), None, dict(OPTIONS, skip_reason='check mode'))
+    check_mode = ev.verify_profile(lab_profile(), None, dict(OPTIONS, skip_reason='check mode'))
     assert to_nice_json(ep.profile_file_document(check_mode, written)) == written
-    changed = ep.verify_profile(lab_profile(sqpoll=False), None, OPTIONS)
+    changed = ev.verify_profile(lab_profile(sqpoll=False), None, OPTIONS)
     assert ep.profile_file_document(changed, written) is changed

@@ -1,8 +1,8 @@
-"""module_utils/fabric_plan.py: Little's Law with the round trip, the I/O queue budget, granted vs asked, shared
+"""module_utils/fabric/fabric_plan.py: Little's Law with the round trip, the I/O queue budget, granted vs asked, shared
 identities, the NQN rules and the persistence text of both nvme-cli generations (hand-computed cases)."""
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fabric_plan as fp
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fabric import fabric_plan as fp
 
 NQN = "nqn.2016-06.io.spdk:cnode1"
 

@@ -17,7 +17,7 @@ import json
 import pytest
 
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.fio import (
     DIRECTION_KEYS,
     FIO_KEYS,
     IODEPTH_BUCKETS,
@@ -131,7 +131,7 @@ def test_the_heartbeat_covers_three_poll_rounds_over_the_fleet():
     """A fixed heartbeat (60 s, or the modules' 300 s default) ended every node's write on a fleet whose poll round
     takes longer (1,000 hosts, 5 forks, 10 s polls: 200 batches, 3,000 s a round) - found with issue 31's heartbeat
     (test failed before: no such function, a minute for every run of the verification)."""
-    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fio_job import heartbeat_for
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.fio_job import heartbeat_for
     assert heartbeat_for(1, 2, 5) == 30  # the lab: half a minute
     assert heartbeat_for(15, 2, 5) == 90  # six polls
     assert heartbeat_for(10, 1000, 5) == 9000  # three rounds of 200 batches x 15 s

@@ -17,7 +17,8 @@ import zlib
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import fleet_report as fr
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet import fleet_node as fn
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet import fleet_report as fr
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'bench'))
 import fleet_cache  # noqa: E402  pylint: disable=wrong-import-position
@@ -94,7 +95,7 @@ def test_drift_names_found_and_target(base):
     ns = base['nvme']['controllers'][1]['namespaces'][0]
     index = [d['name'] for d in base['block']['devices']].index(ns)
     doc = _doc(base, **{'block.devices.%d.scheduler' % index: 'mq-deadline', 'block.devices.%d.read_ahead_kb' % index: 128})
-    record = fr.node_record('n1', doc, now=NOW)
+    record = fn.node_record('n1', doc, now=NOW)
     block = [x for x in record['drift'] if x['layer'] == 'block_layer' and x['item'] == ns]
     assert {'setting': 'scheduler', 'found': 'mq-deadline', 'target': 'none'} in [
         dict((k, x[k]) for k in ('setting', 'found', 'target')) for x in block]
@@ -103,19 +104,19 @@ def test_drift_names_found_and_target(base):
     assert 'tune_checkpoint_nodes.yml --tags' in fix and '--limit n1' in fix
     # the host's own target wins: read-ahead 128 KiB asked for is no drift
     doc['fleet_report_targets'] = {'block_layer_read_ahead': '128K', 'block_layer_scheduler': 'mq-deadline'}
-    assert not [x for x in fr.node_record('n1', doc, now=NOW)['drift'] if x['item'] == ns]
+    assert not [x for x in fn.node_record('n1', doc, now=NOW)['drift'] if x['item'] == ns]
 
 
 def test_missing_stale_and_unreadable_nodes(base, tmp_path):
-    assert fr.node_record('gone', {'discovered_interpreter_python': '/usr/bin/python3'}, now=NOW)['row']['status'] \
+    assert fn.node_record('gone', {'discovered_interpreter_python': '/usr/bin/python3'}, now=NOW)['row']['status'] \
         == 'missing'
     old = _doc(base)
     old['checkpoint_io']['gathered_at'] = dict((k, '2026-11-01T00:00:00Z') for k in old['checkpoint_io']['gathered_at'])
-    stale = fr.node_record('old', old, now=NOW)
+    stale = fn.node_record('old', old, now=NOW)
     assert stale['row']['age_h'] > 24 and any('stale' in f['message'] for f in stale['findings'])
     partial = _doc(base)
     del partial['checkpoint_io']['gds']
-    assert any('gds' in f['message'] for f in fr.node_record('p', partial, now=NOW)['findings'])
+    assert any('gds' in f['message'] for f in fn.node_record('p', partial, now=NOW)['findings'])
     cache = tmp_path / 'cache'
     cache.mkdir()
     (cache / 's1_broken').write_text('{not json')
@@ -157,7 +158,7 @@ def test_changes_since_a_previous_report(lab, base, tmp_path):
 
 
 def test_plan_errors_are_reported_not_raised(base):
-    rows = [fr.node_record('n', _doc(base), now=NOW)['row']]
+    rows = [fn.node_record('n', _doc(base), now=NOW)['row']]
     assert 'error' in fr.fleet_plan(rows, {'checkpoint': 'llama3-70b', 'ranks_per_node': 8, 'window_s': 60})
     bad = fr.fleet_plan(rows, {'checkpoint': 'llama3-70b', 'ranks_per_node': 8, 'window_s': 0,
                                'drive_mib_s': 100, 'latency_ms': 1})
@@ -167,10 +168,10 @@ def test_plan_errors_are_reported_not_raised(base):
 def test_compression_readiness_in_the_row(base):
     doc = _doc(base)
     doc['checkpoint_io_compression'] = {'projection': {'codec': 'huffman', 'ratio': 1.2473, 'bound': 'compress'}}
-    row = fr.node_record('n', doc, now=NOW)['row']
+    row = fn.node_record('n', doc, now=NOW)['row']
     assert (row['compression_ratio'], row['compression_codec'], row['compression_bound']) == (1.2473, 'huffman',
                                                                                               'compress')
-    assert fr.node_record('n', _doc(base), now=NOW)['row']['compression_ratio'] is None
+    assert fn.node_record('n', _doc(base), now=NOW)['row']['compression_ratio'] is None
 
 
 def test_compression_results_read_beside_the_facts(base, tmp_path):
@@ -277,3 +278,17 @@ def test_a_failed_write_leaves_no_temporary_file(base, tmp_path):
     with pytest.raises(KeyboardInterrupt):
         fr.build(nodes(), str(out), now=NOW)
     assert list(out.iterdir()) == []
+
+
+def test_drift_is_measured_against_the_nodes_plan_where_it_has_one(base):
+    """A node with a plan (the fact checkpoint_io_plan in the cache): each drive's planned queue values and the
+    planned aio section are the targets, not the fleet-wide defaults."""
+    ns = base['nvme']['controllers'][1]['namespaces'][0]
+    index = [d['name'] for d in base['block']['devices']].index(ns)
+    doc = _doc(base, **{'block.devices.%d.scheduler' % index: 'mq-deadline', 'block.devices.%d.read_ahead_kb' % index: 128})
+    after = {'scheduler': 'mq-deadline', 'read_ahead_kb': 128}
+    doc['checkpoint_io_plan'] = {'block_layer': {'drives': {ns: {'after': after}}}}
+    assert not [x for x in fn.node_record('n1', doc, now=NOW)['drift'] if x['item'] == ns]
+    doc['checkpoint_io_plan'][u'block_layer']['drives'][ns]['after']['read_ahead_kb'] = 1024
+    found = [x for x in fn.node_record('n1', doc, now=NOW)['drift'] if x['item'] == ns]
+    assert [(x['setting'], x['found'], x['target']) for x in found] == [('read_ahead_kb', 128, 1024)]

@@ -12,7 +12,7 @@ import pytest
 
 from testenv import REAL_WORLD
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds.gds import (
     CUFILE_DEFAULTS,
     CUFILE_KEYS,
     GDSCHECK_KEYS,

@@ -11,8 +11,8 @@ import pytest
 
 from gds_fake import OPEN_565, OPEN_570, PROPRIETARY_535
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import gds_plan
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import CUFILE_DEFAULTS
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import gds_plan
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds.gds import CUFILE_DEFAULTS
 
 OPEN = {'version': '570.124.06', 'open_kernel_module': True}
 PROPRIETARY = {'version': '535.129.03', 'open_kernel_module': False}

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.inputs import SPEC, check_inputs, readme_rows
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.inputs import SPEC, check_inputs, readme_rows
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 
@@ -98,3 +98,18 @@ def test_the_readme_table_lists_every_variable():
     for name, kind, default, _doc in readme_rows():
         row = '| `%s` | %s | %s |' % (name, kind, '`%s`' % default if default != '-' else '-')
         assert row in readme, row
+
+
+def test_the_batches_travel_through_one_group_and_come_back_checked():
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.inputs import batches_group, run_batches
+    default = batches_group(check_inputs({})['values'])
+    assert default == 'checkpoint_io_batches__1_10p_100p__f50'
+    mine = batches_group(check_inputs({'checkpoint_io_serial': [2, '50%'], 'checkpoint_io_max_fail_percentage': 0})
+                         ['values'])
+    groups = {'all': [], 'ungrouped': [], mine: ['n1']}
+    assert run_batches(groups, 'serial') == [2, '50%'] and run_batches(groups, 'max_fail_percentage') == 0
+    # an extra variable wins; hosts that disagree, nothing, or a bad value give the default
+    assert run_batches(groups, 'serial', '100%') == ['100%']
+    assert run_batches(dict(groups, **{default: ['n2']}), 'serial') == [1, '10%', '100%']
+    assert run_batches({}, 'max_fail_percentage') == 50
+    assert run_batches({}, 'serial', 'abc') == [1, '10%', '100%']

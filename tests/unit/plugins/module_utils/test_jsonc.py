@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""module_utils/jsonc.py: JSON with comments (cufile.json) parsed, and keys set in it without touching the rest."""
+"""module_utils/common/jsonc.py: JSON with comments (cufile.json) parsed, and keys set in it without touching the rest."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.jsonc import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.jsonc import (
     JsoncError,
     get,
     parse,

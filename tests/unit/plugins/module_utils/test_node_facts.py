@@ -22,9 +22,7 @@ from checkpoint_io_fake_node import (
     write,
 )
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import (
-    deepspeed,
-)
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import deepspeed
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import (
     block_facts,
     deepspeed_facts,
@@ -35,7 +33,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts imp
     thermal_facts,
     xfs_facts,
 )
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.blockdev import BlockTopology
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.blockdev import BlockTopology
 
 
 @pytest.fixture

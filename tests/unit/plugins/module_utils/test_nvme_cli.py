@@ -13,7 +13,7 @@ import pytest
 
 from testenv import REAL_WORLD
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme_cli import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme.nvme_cli import (
     ID_CTRL_KEYS,
     LIST_DEVICE_KEYS,
     NUM_QUEUES_KEYS,

@@ -19,7 +19,8 @@ from checkpoint_io_fake_node import ID_CTRL, build_node, make_context, num_queue
 
 from ansible.module_utils import basic
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import context, nvme_cli, nvme_ioctl
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import context
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme import nvme_cli, nvme_ioctl
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import (
     node_facts,
     nvme_facts,

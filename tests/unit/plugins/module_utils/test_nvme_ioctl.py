@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""module_utils/nvme_ioctl.py: the binary layouts of the SMART log and Identify Controller decoded into nvme-cli's
+"""module_utils/nvme/nvme_ioctl.py: the binary layouts of the SMART log and Identify Controller decoded into nvme-cli's
 field names and normalised by the same parsers; the passthrough command as the kernel expects it; a device that
 is no NVMe controller refused with an error that says to fall back to nvme-cli."""
 
@@ -13,7 +13,7 @@ import struct
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import nvme_cli, nvme_ioctl
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme import nvme_cli, nvme_ioctl
 
 
 def smart_page():

@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import owned_dir
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import owned_dir
 
 ME, MY_GROUP = os.geteuid(), os.getegid()
 

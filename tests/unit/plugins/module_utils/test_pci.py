@@ -10,7 +10,7 @@ import pytest
 
 from gds_fake import ACS, ACS_PLAIN, ACS_REDIRECT, AER, acs_config, config_space
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.pci import acs_control, chain, relation
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.pci import acs_control, chain, relation
 
 GPU_PATH = '/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0'
 NVME_PATH = '/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:01.0/0000:04:00.0'

@@ -8,7 +8,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.repeats import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.repeats import (
     compare,
     median,
     smallest_within_noise,

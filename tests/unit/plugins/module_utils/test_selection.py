@@ -14,7 +14,7 @@ import pytest
 from checkpoint_io_fake_node import build_node, make_context, standard_runner
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import nvme_facts
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.selection import (
     drive_verdict,
     log_device_check,
     normalize_selection,
@@ -377,7 +377,7 @@ def test_a_serial_alone_does_not_select_several_namespaces():
 
 
 def test_a_force_names_one_namespace_of_a_controller_with_several():
-    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import identity
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import identity
     drives = select_drives(MULTI, {'serials': ['MULTI01/1', 'MULTI01/2']})['selected']
     names, errors = identity.check_force(['MULTI01'], drives)
     assert len(errors) == 1 and 'xfs_force names MULTI01, the serial of a controller with several namespaces' \
@@ -391,7 +391,7 @@ def test_a_force_names_one_namespace_of_a_controller_with_several():
 
 def test_the_first_play_names_what_stops_the_selection_on_this_node():
     """Issue 31, findings 11 and 17: checked in the first play, before any role changes a node."""
-    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import selection_problems
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.selection import selection_problems
     assert selection_problems(FACTS, {'serials': ['DATA0001']}) == []
     (problem,) = selection_problems(FACTS, {'serials': ['DATA0001', 'DATA0O02'], 'devices': ['/dev/nvme9n1']})
     assert 'names serial DATA0O02, device /dev/nvme9n1, which are no NVMe drive on this node' in problem
@@ -415,7 +415,7 @@ def test_the_first_play_checks_only_the_xfs_settings_the_inventory_gives():
 def test_the_first_play_checks_the_force_list_against_the_node():
     """Finding 7/11: a misspelt serial in xfs_force passed until the xfs step (after the raw baseline and three
     plays had changed the node); a bare serial of a multi-namespace controller named every namespace."""
-    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.selection import selection_problems
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.selection import selection_problems
     sel = {'serials': ['DATA0001', 'DATA0002']}
     assert selection_problems(FACTS, sel, force=['DATA0001', 'DATA0002']) == []
     assert selection_problems(FACTS, sel) == []  # no force given: not checked

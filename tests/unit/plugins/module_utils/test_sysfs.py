@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import sysfs
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import sysfs
 
 
 def _write(path, text):

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The thermal verdicts, the back-off and the thermal record (module_utils/thermal.py, records.thermal_depth) on
+"""The thermal verdicts, the back-off and the thermal record (module_utils/thermal/thermal.py, records.thermal_depth) on
 sample series shaped like the sampler's (drive_sampler.py)."""
 
 from __future__ import absolute_import, division, print_function
@@ -9,7 +9,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import records, thermal
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import records
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.thermal import thermal
 
 MIB = 1024 * 1024
 BLOCK = MIB

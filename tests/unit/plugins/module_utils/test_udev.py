@@ -12,7 +12,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.filter import udev as udev_filter
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import udev
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import udev
 
 from testenv import ROOT
 

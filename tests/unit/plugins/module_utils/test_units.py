@@ -11,7 +11,7 @@ import pytest
 
 from testenv import REAL_WORLD
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.units import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import (
     convert,
     kelvin_to_celsius,
     load_json_document,

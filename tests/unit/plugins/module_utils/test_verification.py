@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The verification's arithmetic (module_utils/verification.py) and the generated argument specs of the preflight
+"""The verification's arithmetic (module_utils/verify/verification.py) and the generated argument specs of the preflight
 and verify_checkpoint_write roles."""
 
 from __future__ import absolute_import, division, print_function
@@ -12,8 +12,8 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import verification as v
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.inputs import SPEC, argument_spec_options
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify import verification as v
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.inputs import SPEC, argument_spec_options
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 MIB = 1024 * 1024

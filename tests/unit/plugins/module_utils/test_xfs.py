@@ -12,8 +12,8 @@ import pytest
 
 from testenv import REAL_WORLD
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.md import MDSTAT_ARRAY_KEYS, parse_mdstat
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs.md import MDSTAT_ARRAY_KEYS, parse_mdstat
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs.xfs import (
     LOG_KEYS,
     XFS_INFO_KEYS,
     mount_stripe_bytes,
@@ -274,7 +274,7 @@ def test_real_world_mkfs_xfs_old():
 
 def test_a_superblock_whose_mkfs_never_finished_is_told_apart():
     """Issue 31, finding 10: byte 126 of the primary superblock (sb_inprogress)."""
-    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import superblock_in_progress
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs.xfs import superblock_in_progress
     whole = b'XFSB' + b'\0' * 508
     half = whole[:126] + b'\x01' + whole[127:]
     assert not superblock_in_progress(whole) and superblock_in_progress(half)

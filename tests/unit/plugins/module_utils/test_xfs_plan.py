@@ -12,8 +12,11 @@ import json
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import wipefs as wf, xfs_plan as xp
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import (
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import wipefs as wf
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import mount_options as mo
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import xfs_layout as xl
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs import xfs_plan as xp
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.xfs.xfs import (
     parse_mount_options,
     parse_xfs_info,
 )
@@ -90,7 +93,7 @@ def plan(selected=None, controllers=None, target_size_bytes=None, log_identity=N
     (1048576.0, MIB), ('64M', 64 * MIB),
 ])
 def test_chunk_accepts_powers_of_two_from_4k(value, expected):
-    assert xp.parse_chunk(value) == expected
+    assert xl.parse_chunk(value) == expected
 
 
 @pytest.mark.parametrize('value, fragment', [
@@ -108,27 +111,27 @@ def test_chunk_accepts_powers_of_two_from_4k(value, expected):
 ])
 def test_bad_chunks_are_refused_naming_the_value_and_the_limit(value, fragment):
     with pytest.raises(ValueError) as exc:
-        xp.parse_chunk(value)
+        xl.parse_chunk(value)
     assert fragment in str(exc.value)
     assert 'xfs_chunk' in str(exc.value)
 
 
 def test_md_chunk_argument_and_headroom():
-    assert xp.md_kib(MIB) == '1024K'
-    assert xp.md_headroom_bytes(4 * GIB) == 4 * MIB
-    assert xp.md_headroom_bytes(8 * 1024 * GIB) == 128 * MIB
-    assert xp.md_headroom_bytes(100 * MIB) == MIB
+    assert xl.md_kib(MIB) == '1024K'
+    assert xl.md_headroom_bytes(4 * GIB) == 4 * MIB
+    assert xl.md_headroom_bytes(8 * 1024 * GIB) == 128 * MIB
+    assert xl.md_headroom_bytes(100 * MIB) == MIB
     # the estimate is what mdadm 4.2 made on the lab (8378368 KiB)
-    assert xp.estimate_md_size([4 * GIB, 4 * GIB], MIB) == LAB_MD_BYTES
+    assert xl.estimate_md_size([4 * GIB, 4 * GIB], MIB) == LAB_MD_BYTES
 
 
 # ---------------------------------------------------------------- allocation groups
 @pytest.mark.parametrize('case, made', MKFS_MEASURED)
 def test_agsize_makes_exactly_the_planned_count_as_mkfs_measured(case, made):
     size, su, sw, count = case
-    agsize = xp.choose_agsize(size // 4096, count, su // 4096, sw)
+    agsize = xl.choose_agsize(size // 4096, count, su // 4096, sw)
     assert (count, agsize) == made
-    assert xp.mkfs_agcount(size // 4096, agsize) == count
+    assert xl.mkfs_agcount(size // 4096, agsize) == count
     if su and sw > 1:
         assert agsize % (su // 4096 * sw) != 0, 'AG headers would all land on one member'
     if su:
@@ -136,27 +139,27 @@ def test_agsize_makes_exactly_the_planned_count_as_mkfs_measured(case, made):
 
 
 def test_mkfs_agcount_drops_a_last_ag_under_16_mib_and_keeps_a_larger_one():
-    assert xp.mkfs_agcount(4096 * 10 + 4095, 4096) == 10
-    assert xp.mkfs_agcount(4096 * 10 + 4096, 4096) == 11
-    assert xp.mkfs_agcount(4096 * 10, 4096) == 10
+    assert xl.mkfs_agcount(4096 * 10 + 4095, 4096) == 10
+    assert xl.mkfs_agcount(4096 * 10 + 4096, 4096) == 11
+    assert xl.mkfs_agcount(4096 * 10, 4096) == 10
 
 
 def test_agsize_that_would_be_a_multiple_of_the_stripe_width_is_moved_by_one_stripe_unit():
     # 4 AGs on the lab array: ceil(2094592 / 4) rounds up to 523776 = 1023 x 512 (a multiple of the 2 MiB
     # stripe width, the layout mkfs.xfs warns about); one stripe unit more is chosen.
     assert 523776 % 512 == 0
-    assert xp.choose_agsize(LAB_MD_BYTES // 4096, 4, 256, 2) == 524032
+    assert xl.choose_agsize(LAB_MD_BYTES // 4096, 4, 256, 2) == 524032
 
 
 def test_agsize_is_none_when_no_aligned_size_gives_the_count():
-    assert xp.choose_agsize(215424901120 // 4096, 1024, 256, 8) is None
-    assert xp.choose_agsize(0, 4) is None
+    assert xl.choose_agsize(215424901120 // 4096, 1024, 256, 8) is None
+    assert xl.choose_agsize(0, 4) is None
 
 
 def test_ag_bounds():
-    assert xp.ag_bounds(LAB_MD_BYTES) == (2, 63)
-    assert xp.ag_bounds(LAB_MD_BYTES, internal_log=False) == (2, 511)
-    low, high = xp.ag_bounds(3 * 1024 ** 4)
+    assert xl.ag_bounds(LAB_MD_BYTES) == (2, 63)
+    assert xl.ag_bounds(LAB_MD_BYTES, internal_log=False) == (2, 511)
+    low, high = xl.ag_bounds(3 * 1024 ** 4)
     assert low == 4 and high == 3 * 1024 ** 4 // (128 * MIB)
 
 
@@ -170,7 +173,7 @@ def test_ag_bounds():
     (3, 1, 4, 5, 4),          # no multiple of 3 in range: the bound
 ])
 def test_auto_agcount(members, queues, low, high, expected):
-    assert xp.auto_agcount(members, queues, low, high) == expected
+    assert xl.auto_agcount(members, queues, low, high) == expected
 
 
 # ---------------------------------------------------------------- the plan
@@ -343,24 +346,24 @@ def test_external_log():
     assert result['mkfs']['opts'].endswith('-l logdev=/dev/disk/by-id/nvme-LOG0001,size=268435456')
     assert result['mount']['opts'].endswith(',logdev=/dev/disk/by-id/nvme-LOG0001')
     # without an internal log, AGs may be as small as XFS allows
-    assert xp.ag_bounds(LAB_MD_BYTES, internal_log=False)[1] > xp.ag_bounds(LAB_MD_BYTES)[1]
+    assert xl.ag_bounds(LAB_MD_BYTES, internal_log=False)[1] > xl.ag_bounds(LAB_MD_BYTES)[1]
 
 
 def test_default_options_and_opposites():
-    options, errors = xp.check_mount_options(['nolargeio', 'nodiscard', 'allocsize=64m', 'relatime'])
+    options, errors = mo.check_mount_options(['nolargeio', 'nodiscard', 'allocsize=64m', 'relatime'])
     assert errors == [] and options == ['nolargeio', 'nodiscard', 'allocsize=64m', 'relatime']
-    present, absent = xp.expected_mount_options(options)
+    present, absent = mo.expected_mount_options(options)
     assert present == {'allocsize': 64 * MIB, 'relatime': True} and absent == ['largeio', 'discard']
-    assert xp.check_mount_options('noatime,largeio') == (['noatime', 'largeio'], [])
-    assert xp.check_mount_options(None) == ([], [])
-    assert xp.check_mount_options(5)[1]
+    assert mo.check_mount_options('noatime,largeio') == (['noatime', 'largeio'], [])
+    assert mo.check_mount_options(None) == ([], [])
+    assert mo.check_mount_options(5)[1]
 
 
 def test_fstab_only_options():
-    assert xp.check_fstab_options(['nofail', 'x-systemd.device-timeout=30s', 'nofail']) == (
+    assert mo.check_fstab_options(['nofail', 'x-systemd.device-timeout=30s', 'nofail']) == (
         ['nofail', 'x-systemd.device-timeout=30s'], [])
-    assert xp.check_fstab_options(None) == ([], [])
-    assert xp.check_fstab_options('nofail')[1]
+    assert mo.check_fstab_options(None) == ([], [])
+    assert mo.check_fstab_options('nofail')[1]
 
 
 def test_the_plan_does_not_modify_its_inputs():
@@ -501,9 +504,9 @@ def test_external_log_read_back():
 
 
 def test_human_bytes():
-    assert xp.human_bytes(MIB) == '1 MiB (1048576 bytes)'
-    assert xp.human_bytes(1000) == '1000 bytes'
-    assert xp.human_bytes('x') == "'x'"
+    assert xl.human_bytes(MIB) == '1 MiB (1048576 bytes)'
+    assert xl.human_bytes(1000) == '1000 bytes'
+    assert xl.human_bytes('x') == "'x'"
 
 
 # ---------------------------------------------------------------- force names the drives (issue 12)
@@ -594,7 +597,7 @@ def test_settings_alone_are_refused_before_anything_is_read(settings, fragment):
 
 def test_usable_settings_have_no_errors_and_modes_may_be_numbers():
     assert xp.settings_errors(dict(SETTINGS, checkpoint_dir_mode=0o750, mdadm_conf='/etc/mdadm/mdadm.conf')) == []
-    assert xp.check_dir_mode('2770') == 0o2770 and xp.check_dir_mode(0o750) == 0o750
+    assert mo.check_dir_mode('2770') == 0o2770 and mo.check_dir_mode(0o750) == 0o750
 
 
 def test_a_volume_on_nvme_of_namespaces_mounts_with_netdev_and_nofail():

@@ -13,7 +13,7 @@ import os
 import pytest
 
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import block_queue as bq
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block import block_queue as bq
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import block_queue
 
 from helpers import module_args

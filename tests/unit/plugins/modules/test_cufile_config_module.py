@@ -13,9 +13,9 @@ import stat
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils import config_file, jsonc
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.cufile_edit import HEADER
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import CUFILE_DEFAULTS, parse_cufile_json
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import config_file, jsonc
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds.cufile_edit import HEADER
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds.gds import CUFILE_DEFAULTS, parse_cufile_json
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import cufile_config
 
 from helpers import run_module

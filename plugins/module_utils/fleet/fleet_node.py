@@ -1,0 +1,302 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One node in the fleet report: its facts (and the plan they carry) to a report record - the row, its drives, the
+drift of every setting a role manages against the target, the findings, the depth curve and the thermal series.
+Pure functions, used by :mod:`fleet_report` (which builds the fleet's documents from the records)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import math
+import time
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.plan.depth import DEFAULT_QUEUE_DEPTH
+
+
+SEVERITIES = ('error', 'warning', 'info')
+SECTIONS = ('nvme', 'block', 'thermal', 'io_uring', 'xfs', 'gds', 'deepspeed', 'state')
+MIB = 1024 ** 2
+GIB = 1024 ** 3
+SERIES_POINTS = 40          # thermal samples kept per drive in the page (evenly picked, first and last kept)
+# The settings the roles manage, their target variable (role defaults), and how a found value is read.
+DEFAULT_TARGETS = {
+    'block_layer_scheduler': 'none',
+    'block_layer_read_ahead': '1M',
+    'block_layer_nr_requests': None,
+    'block_layer_max_sectors_kb': None,
+    'block_layer_nomerges': None,
+    'block_layer_rq_affinity': None,
+    'deepspeed_config_queue_depth': DEFAULT_QUEUE_DEPTH,
+    'deepspeed_config_block_size': '1M',
+    'deepspeed_config_intra_op_parallelism': 1,
+    'deepspeed_config_single_submit': False,
+    'deepspeed_config_overlap_events': True,
+    'xfs_mount_options': ['noatime', 'inode64', 'logbufs=8', 'logbsize=256k', 'largeio', 'swalloc'],
+    'io_uring_engine_allowed': True,
+}
+BLOCK_SETTINGS = (('scheduler', 'block_layer_scheduler', None), ('nr_requests', 'block_layer_nr_requests', None),
+                  ('read_ahead_kb', 'block_layer_read_ahead', 1024), ('max_sectors_kb', 'block_layer_max_sectors_kb',
+                                                                      None),
+                  ('nomerges', 'block_layer_nomerges', None), ('rq_affinity', 'block_layer_rq_affinity', None))
+AIO_SETTINGS = (('queue_depth', 'deepspeed_config_queue_depth'), ('block_size', 'deepspeed_config_block_size'),
+                ('intra_op_parallelism', 'deepspeed_config_intra_op_parallelism'),
+                ('single_submit', 'deepspeed_config_single_submit'),
+                ('overlap_events', 'deepspeed_config_overlap_events'))
+ROW_KEYS = ('host', 'status', 'gathered_at', 'age_h', 'kernel', 'data_drives', 'gds', 'io_uring', 'temp_max_c',
+            'throttled', 'bw_before', 'bw_after', 'ratio', 'errors', 'warnings', 'infos', 'drifted', 'outlier',
+            'sweep_ceiling_mib_s', 'latency_ms', 'compression_ratio', 'compression_codec', 'compression_bound')
+
+
+def _size(value):
+    """A size (bytes, '1M', '256k') to bytes; None where it is not one."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return int(value) if math.isfinite(value) else None
+    text = str(value).strip().lower()
+    mult = {'k': 1024, 'm': MIB, 'g': GIB}
+    for suffix in ('kib', 'mib', 'gib', 'k', 'm', 'g', 'b'):
+        if text.endswith(suffix):
+            head = text[:-len(suffix)].strip()
+            return int(head) * mult.get(suffix[0], 1) if head.isdigit() else None
+    return int(text) if text.isdigit() else None
+
+
+def _num(value):
+    """A number, or the median of a repeats summary ({median, ...}); None otherwise."""
+    if isinstance(value, dict):
+        value = value.get('median')
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _dict(value):
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value):
+    return value if isinstance(value, list) else []
+
+
+def _finding(severity, where, message, fix=None, layer=None):
+    return {'severity': severity if severity in SEVERITIES else 'info', 'device': where, 'message': message,
+            'fix': fix, 'layer': layer}
+
+
+def _parse_time(text):
+    try:
+        return time.mktime(time.strptime(str(text), '%Y-%m-%dT%H:%M:%SZ')) - time.timezone
+    except (ValueError, OverflowError):
+        return None
+
+
+def host_facts(doc):
+    """The collection's facts in a cached host document ({} where absent)."""
+    doc = _dict(doc)
+    return _dict(doc.get('checkpoint_io') or doc.get('ansible_checkpoint_io')
+                 or _dict(doc.get('ansible_facts')).get('checkpoint_io'))
+
+
+def host_plan(doc):
+    """The node's plan in a cached host document (the fact checkpoint_io_plan of tune_checkpoint_nodes.yml's first
+    play), {} where absent."""
+    doc = _dict(doc)
+    return _dict(doc.get('checkpoint_io_plan') or doc.get('ansible_checkpoint_io_plan')
+                 or _dict(doc.get('ansible_facts')).get('checkpoint_io_plan'))
+
+
+def _latest_sweep(records):
+    """The depth sweep's newest entry: {curve, knee, ...} ({} without one)."""
+    sweeps = _dict(records.get('depth_sweep'))
+    entries = [v for v in sweeps.values() if isinstance(v, dict) and isinstance(v.get('curve'), list)]
+    return entries[-1] if entries else {}
+
+
+def _series(thermal, points=SERIES_POINTS):
+    """{namespace: [[t, temp_c], ...]} of a thermal_validate result's samples, at most ``points`` per drive."""
+    samples = _list(_dict(thermal).get('samples'))
+    out = {}
+    if not samples:
+        return out
+    step = max(1, int(round(len(samples) / float(points))))
+    picked = samples[::step]
+    if picked[-1] is not samples[-1]:
+        picked.append(samples[-1])
+    for sample in picked:
+        t = _num(_dict(sample).get('t'))
+        for name, drive in sorted(_dict(_dict(sample).get('drives')).items()):
+            temp = _num(_dict(drive).get('temp_c'))
+            if t is not None and temp is not None:
+                out.setdefault(str(name), []).append([round(t, 1), round(temp, 1)])
+    return out
+
+
+def _drift_value(found, target):
+    """Whether a found value differs from a target (sizes compared in bytes, strings case-blind)."""
+    if target is None:
+        return False
+    if isinstance(target, bool) or isinstance(found, bool):
+        return bool(found) != bool(target)
+    a, b = _size(found), _size(target)
+    if a is not None and b is not None:
+        return a != b
+    return str(found).strip().lower() != str(target).strip().lower()
+
+
+def node_record(host, doc, targets=None, now=None, stale_hours=24.0, verify=None):
+    """One node's report record: the row (ROW_KEYS) and its details (drives, drift, findings, curve, thermal)."""
+    doc = _dict(doc)
+    facts = host_facts(doc)
+    want = dict(DEFAULT_TARGETS)
+    want.update(_dict(targets))
+    want.update(_dict(doc.get('fleet_report_targets')))
+    verify = _dict(verify) or _dict(doc.get('checkpoint_io_verify'))
+    # Where the node has a plan, drift is measured against it (each drive's planned queue values, the planned aio
+    # section); elsewhere against the targets.
+    plan = host_plan(doc)
+    planned_drives = _dict(_dict(plan.get('block_layer')).get('drives'))
+    planned_aio = _dict(_dict(plan.get('deepspeed_config')).get('aio'))
+    findings, drift = [], []
+    missing = [s for s in SECTIONS if not isinstance(facts.get(s), dict)] if facts else list(SECTIONS)
+    nvme, block, thermal = _dict(facts.get('nvme')), _dict(facts.get('block')), _dict(facts.get('thermal'))
+    io_uring, gds, state = _dict(facts.get('io_uring')), _dict(facts.get('gds')), _dict(facts.get('state'))
+    records = _dict(state.get('records'))
+
+    if not facts:
+        findings.append(_finding('error', None, 'no checkpoint_io facts for this host in the cache',
+                                 'run playbooks/fleet_report.yml live, or tune_checkpoint_nodes.yml, to gather them'))
+    elif missing:
+        findings.append(_finding('info', None, 'sections not gathered: %s' % ', '.join(missing),
+                                 'gather them: checkpoint_io_facts with gather_subset all'))
+    for name in SECTIONS:
+        for error in _list(_dict(facts.get(name)).get('errors')):
+            findings.append(_finding('warning', None, '%s facts: %s' % (name, error), 'see the node', name))
+
+    gathered = [_parse_time(v) for v in _dict(facts.get('gathered_at')).values()]
+    gathered = [g for g in gathered if g is not None]
+    newest = max(gathered) if gathered else None
+    age_h = round(((now or time.time()) - newest) / 3600.0, 1) if newest else None
+    if age_h is not None and age_h > stale_hours:
+        findings.append(_finding('warning', None, 'facts are %.1f h old (stale after %g h)' % (age_h, stale_hours),
+                                 'gather again: playbooks/fleet_report.yml without a cache'))
+
+    queues = dict((d.get('name'), d) for d in _list(block.get('devices')) if isinstance(d, dict))
+    temps = dict((c.get('name'), c) for c in _list(thermal.get('controllers')) if isinstance(c, dict))
+    namespaces = dict((n.get('name'), n) for n in _list(nvme.get('namespaces')) if isinstance(n, dict))
+    drives = []
+    for ctrl in _list(nvme.get('controllers')):
+        ctrl = _dict(ctrl)
+        t = _dict(temps.get(ctrl.get('name')))
+        for ns in _list(ctrl.get('namespaces')):
+            q, info = _dict(queues.get(ns)), _dict(namespaces.get(ns))
+            os_drive = bool(info.get('is_os_drive'))
+            drive = {'name': ns, 'controller': ctrl.get('name'), 'serial': ctrl.get('serial'),
+                     'model': ctrl.get('model'), 'size_bytes': info.get('size_bytes'), 'os_drive': os_drive,
+                     'temp_c': _num(t.get('composite_temp_c')), 'wctemp_c': _num(t.get('wctemp_c')),
+                     'throttled': bool(t.get('throttled')), 'critical_warning': t.get('critical_warning'),
+                     'io_queues': ctrl.get('io_queues'),
+                     'link': ('%s x%s' % (ctrl.get('current_link_speed_gts'), ctrl.get('current_link_width'))
+                              if ctrl.get('current_link_speed_gts') else None),
+                     'drift': 0}
+            for key, var, _default in BLOCK_SETTINGS:
+                drive[key] = q.get(key)
+            if not os_drive and q:
+                planned = _dict(_dict(planned_drives.get(ns)).get('after')) if ns in planned_drives else None
+                for key, var, _default in BLOCK_SETTINGS:
+                    target = want.get(var) if planned is None else planned.get(key)
+                    if key == 'read_ahead_kb' and target is not None and planned is None:
+                        size = _size(target)
+                        target = size // 1024 if size is not None else target
+                    if _drift_value(q.get(key), target):
+                        drive['drift'] += 1
+                        drift.append({'layer': 'block_layer', 'item': ns, 'setting': key, 'found': q.get(key),
+                                      'target': target, 'variable': var})
+            if drive['throttled']:
+                findings.append(_finding('warning', ns, 'throttled: %s' % (t.get('throttle_reason') or 'thermal'),
+                                         'check cooling; run thermal_validate for the back-off', 'thermal'))
+            if t.get('critical_warning'):
+                findings.append(_finding('error', ns, 'critical warning %s' % t.get('critical_warning'),
+                                         'replace or cool the drive before the next checkpoint', 'thermal'))
+            drives.append(drive)
+
+    ds = _dict(facts.get('deepspeed'))
+    for config in _list(ds.get('configs')):
+        aio = _dict(_dict(config).get('aio'))
+        for key, var in AIO_SETTINGS:
+            target = planned_aio.get(key) if planned_aio.get(key) is not None else want.get(var)
+            if key in aio and _drift_value(aio.get(key), target):
+                drift.append({'layer': 'deepspeed_config', 'item': _dict(config).get('path'), 'setting': 'aio.' + key,
+                              'found': aio.get(key), 'target': target, 'variable': var})
+    for fs in _list(_dict(facts.get('xfs')).get('filesystems')):
+        opts = _dict(_dict(fs).get('options'))
+        present = set(str(k) if v is True else '%s=%s' % (k, v) for k, v in opts.items())
+        lacking = [o for o in _list(want.get('xfs_mount_options')) if o not in present and o.split('=')[0] not in opts]
+        if lacking:
+            drift.append({'layer': 'xfs', 'item': _dict(fs).get('mount_point'), 'setting': 'mount options',
+                          'found': ','.join(sorted(present)), 'target': ','.join(_list(want.get('xfs_mount_options'))),
+                          'variable': 'xfs_mount_options'})
+    if io_uring and want.get('io_uring_engine_allowed') and io_uring.get('allowed_for_user') is False:
+        drift.append({'layer': 'io_uring_engine', 'item': io_uring.get('training_user'), 'setting': 'io_uring allowed',
+                      'found': False, 'target': True, 'variable': 'io_uring_engine_io_uring_disabled'})
+        findings.append(_finding('warning', None, 'io_uring not allowed for %s: %s' % (
+            io_uring.get('training_user'), io_uring.get('allowed_reason')), 'run the io_uring_engine role', 'io_uring'))
+    if drift:
+        layers = sorted(set(d['layer'] for d in drift))
+        findings.append(_finding('info', None, '%d settings differ from the inventory\'s targets (%s)' % (
+            len(drift), ', '.join(layers)), 'ansible-playbook playbooks/tune_checkpoint_nodes.yml --tags %s --limit %s'
+            % (','.join(layers), host), 'drift'))
+
+    for f in _list(verify.get('findings')):
+        f = _dict(f)
+        findings.append(_finding(f.get('severity', 'info'), f.get('device'), str(f.get('message', '')), f.get('fix'),
+                                 'verify'))
+    series_doc = _dict(records.get('thermal_series')) or _dict(doc.get('thermal_validate_result'))
+    if series_doc.get('verdict') in ('throttling', 'critical'):
+        findings.append(_finding('error' if series_doc['verdict'] == 'critical' else 'warning', None,
+                                 'thermal validation: %s' % series_doc['verdict'],
+                                 'the back-off is recorded; improve cooling', 'thermal'))
+
+    sweep = _latest_sweep(records)
+    curve = []
+    for p in _list(sweep.get('curve')):
+        p = _dict(p)
+        if _num(p.get('depth')) is not None and _num(p.get('bw_bytes')) is not None:
+            curve.append([int(p['depth']), round(_num(p['bw_bytes']) / MIB, 1),
+                          round((_num(p.get('mean_ns')) or _num(p.get('p99_ns')) or 0) / 1e6, 2)])
+    best = max(curve, key=lambda c: c[1]) if curve else None
+    # the latency at the knee (the smallest depth reaching 95% of the best, as knee_depth finds it): past the knee
+    # more depth adds latency only, so the best point's latency would overstate what Little's Law needs
+    knee = min((c for c in curve if c[1] >= 0.95 * best[1]), key=lambda c: c[0]) if best else None
+    sweep_drives = max(1, len(_list(_dict(sweep).get('device'))) if isinstance(sweep.get('device'), list) else 1)
+    before = _num(_dict(verify.get('before')).get('throughput_gib_s'))
+    if before is None:
+        before = _num(_dict(records.get('baseline')).get('throughput_gib_s'))
+    after = _num(_dict(verify.get('after')).get('throughput_gib_s'))
+    counts = dict((s, sum(1 for f in findings if f['severity'] == s)) for s in SEVERITIES)
+    temps_now = [d['temp_c'] for d in drives if d['temp_c'] is not None]
+    row = {
+        'host': str(host), 'gathered_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(newest)) if newest else None,
+        'age_h': age_h, 'kernel': io_uring.get('kernel_release'),
+        'data_drives': sum(1 for d in drives if not d['os_drive']), 'gds': gds.get('path'),
+        'io_uring': io_uring.get('allowed_for_user'), 'temp_max_c': max(temps_now) if temps_now else None,
+        'throttled': sum(1 for d in drives if d['throttled']),
+        'bw_before': round(before, 3) if before is not None else None,
+        'bw_after': round(after, 3) if after is not None else None,
+        'ratio': round(after / before, 2) if before and after else None,
+        'errors': counts['error'], 'warnings': counts['warning'], 'infos': counts['info'], 'drifted': len(drift),
+        'outlier': False, 'sweep_ceiling_mib_s': round(best[1] / sweep_drives, 1) if best else None,
+        'latency_ms': knee[2] if knee and knee[2] else None,
+    }
+    # compression readiness (playbooks/compression_readiness.yml's fact): the best codec's projection
+    projection = _dict(_dict(doc.get('checkpoint_io_compression')).get('projection'))
+    row['compression_ratio'] = _num(projection.get('ratio'))
+    row['compression_codec'] = projection.get('codec')
+    row['compression_bound'] = projection.get('bound')
+    row['status'] = ('missing' if not facts else 'error' if counts['error'] else 'stale'
+                     if age_h is not None and age_h > stale_hours else 'warning' if counts['warning'] else
+                     'drift' if drift else 'ok')
+    return {'row': row, 'drives': drives, 'drift': drift, 'findings': findings, 'curve': curve,
+            'thermal': _series(series_doc), 'verify_line': verify.get('verdict')}

@@ -1,0 +1,168 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Whether a measurement may start on a node, and whether the drives it wrote to held up while it ran.
+
+Pure functions over ``ansible_facts.checkpoint_io`` (sections nvme, thermal, xfs, io_uring), for the measuring
+steps (the checkpoint-write verification): before the first write, fio must be installed, io_uring must not be
+disabled for everyone when the write uses it, and no drive behind the checkpoint directories may report a
+critical warning; after the writes (or when one failed), every such drive must still be on the node by identity
+(serial and WWID: its kernel name may change) with no critical warning raised and no media error counted since.
+Each problem is one message that says what happened and what to do.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.facts_access import section
+
+# smart-log critical_warning bits (NVMe base specification, SMART / Health Information log, byte 0), by the names
+# of the thermal facts' critical_warning_bits.
+WARNING_BITS = (
+    ('available_spare', 0x01, 'available spare below its threshold'),
+    ('temperature_threshold', 0x02, 'temperature above or below a threshold'),
+    ('reliability_degraded', 0x04, 'NVM subsystem reliability degraded'),
+    ('read_only', 0x08, 'media in read-only mode'),
+    ('volatile_backup_failed', 0x10, 'volatile memory backup failed'),
+    ('pmr_read_only', 0x20, 'persistent memory region read-only'),
+)
+IOENGINES_ON_IO_URING = ('io_uring',)
+
+
+def _under(path, mount_point):
+    mount_point = mount_point.rstrip('/') or '/'
+    return path == mount_point or mount_point == '/' or path.startswith(mount_point + '/')
+
+
+def names_behind(facts, dirs):
+    """Kernel names of the NVMe namespaces a write into ``dirs`` lands on: for each directory, the members of the
+    md array (or the device) of the XFS the xfs facts place it on (gathered with the directory as a checkpoint path,
+    else the XFS mounted deepest above it: a gather of every XFS, as one gather for a whole play makes before the
+    directories are settled), else the namespace mounted deepest above it."""
+    names = []
+    filesystems = [fs for fs in section(facts, 'xfs').get('filesystems') or [] if isinstance(fs, dict)]
+    namespaces = [ns for ns in section(facts, 'nvme').get('namespaces') or [] if isinstance(ns, dict)]
+    for path in dirs:
+        on_xfs = [fs for fs in filesystems if path in (fs.get('checkpoint_paths') or [])]
+        if not on_xfs:
+            above = sorted((len(fs['mount_point']), i) for i, fs in enumerate(filesystems)
+                           if isinstance(fs.get('mount_point'), str) and _under(path, fs['mount_point'])
+                           and fs['mount_point'].rstrip('/'))
+            on_xfs = [filesystems[above[-1][1]]] if above else []
+        if on_xfs:
+            md = on_xfs[0].get('md') or {}
+            names.extend(md.get('members') or [on_xfs[0].get('kernel_name')])
+            continue
+        mounted = [(len(mp), ns.get('name')) for ns in namespaces for mp in ns.get('mount_points') or []
+                   if isinstance(mp, str) and _under(path, mp)]
+        if mounted:
+            names.append(max(mounted)[1])
+    return [name for i, name in enumerate(names) if name and name not in names[:i]]
+
+
+def drive_state(facts, ns):
+    """One namespace's identity and health: {name, serial, wwid, controller, critical_warning, warnings,
+    media_errors}. ``critical_warning`` is the smart-log byte (nvme-cli), else bit 1 from the hwmon alarm (the
+    kernel reads the same log; no tool needed), else None."""
+    controllers = dict((c.get('name'), c) for c in section(facts, 'nvme').get('controllers') or []
+                       if isinstance(c, dict))
+    thermal = dict((c.get('name'), c) for c in section(facts, 'thermal').get('controllers') or []
+                   if isinstance(c, dict))
+    ctrl_name = (ns.get('controllers') or [None])[0]
+    ctrl = controllers.get(ctrl_name) or {}
+    heat = thermal.get(ctrl_name) or {}
+    value = heat.get('critical_warning')
+    bits = heat.get('critical_warning_bits') or {}
+    if value is None and heat.get('temp_alarm'):
+        value, bits = 0x02, {'temperature_threshold': True}
+    warnings = [text for key, bit, text in WARNING_BITS if bits.get(key) or (isinstance(value, int) and value & bit)]
+    return {'name': ns.get('name'), 'serial': ctrl.get('serial'), 'wwid': ns.get('wwid'), 'controller': ctrl_name,
+            'critical_warning': value, 'warnings': warnings, 'media_errors': heat.get('media_errors')}
+
+
+def _label(drive):
+    return '%s (%s)' % (drive.get('serial') or 'serial unknown', drive.get('name'))
+
+
+def _find(facts, drive):
+    """The namespace now on the node with the drive's identity (serial and WWID), or None."""
+    for ns in section(facts, 'nvme').get('namespaces') or []:
+        if not isinstance(ns, dict):
+            continue
+        now = drive_state(facts, ns)
+        if now['serial'] == drive.get('serial') and now['wwid'] == drive.get('wwid'):
+            return now
+    return None
+
+
+def _warning_problem(drive, when):
+    return ('%s reports critical warning 0x%02x (%s) %s: a measurement now measures a drive in distress, not the '
+            'tuning. Read its log (nvme smart-log /dev/%s), cool, fix or replace the drive, then run again'
+            % (_label(drive), drive['critical_warning'], ', '.join(drive['warnings']) or 'unknown bits', when,
+               drive.get('controller') or drive.get('name')))
+
+
+def readiness(facts, dirs, ioengine):
+    """Before the first write: {drives, problems}. ``drives`` are the namespaces behind ``dirs`` with their
+    health (the identities the check after the writes compares with)."""
+    dirs = [d for d in dirs or [] if isinstance(d, str)]
+    io_uring = section(facts, 'io_uring')
+    problems = []
+    if io_uring and not io_uring.get('fio_path'):
+        problems.append('fio is not installed (not in PATH): the verification writes the checkpoint with fio. Install '
+                        'it (apt-get install fio, or let the io_uring_engine role do it: '
+                        'io_uring_engine_install_packages: true), then run again')
+    if ioengine in IOENGINES_ON_IO_URING and io_uring.get('io_uring_disabled') == 2:
+        problems.append('kernel.io_uring_disabled=2: io_uring is disabled for every process, root included, so a '
+                        'checkpoint write with ioengine io_uring cannot start (nor can DeepSpeed aio over io_uring). '
+                        'Allow it (sysctl kernel.io_uring_disabled=0, or the io_uring_engine role with '
+                        'io_uring_engine_io_uring_disabled: 0, or 1 with io_uring_engine_io_uring_group), or set '
+                        'checkpoint_io_verify_ioengine: libaio, then run again')
+    namespaces = dict((ns.get('name'), ns) for ns in section(facts, 'nvme').get('namespaces') or []
+                      if isinstance(ns, dict))
+    drives = [drive_state(facts, namespaces[name]) for name in names_behind(facts, dirs) if name in namespaces]
+    for drive in drives:
+        if drive['critical_warning']:
+            problems.append(_warning_problem(drive, 'before the checkpoint write'))
+    return {'drives': drives, 'problems': problems}
+
+
+def held_up(facts, before, failed=False):
+    """After the writes (``failed``: one of them failed): the problems of the drives of ``before`` (from
+    :func:`readiness`): gone from the node, a critical warning raised, media errors counted since."""
+    void = 'the write failed' if failed else 'the measurement is void and is not published'
+    problems = []
+    for drive in before or []:
+        if not isinstance(drive, dict):
+            continue
+        now = _find(facts, drive)
+        if now is None:
+            problems.append('%s, a drive the checkpoint directory is on, left the node while the checkpoint was written '
+                            '(hot-removed, reset or dead; WWID %s): %s. Put it back or replace it, make the checkpoint '
+                            'volume whole again (a reboot assembles the array from mdadm.conf and mounts it from '
+                            'fstab; a replaced drive needs the volume rebuilt: xfs_state absent with xfs_force, then '
+                            'present), then run again' % (_label(drive), drive.get('wwid'), void))
+            continue
+        if now['critical_warning'] and now['critical_warning'] != drive.get('critical_warning'):
+            problems.append('%s raised critical warning 0x%02x (%s) while the checkpoint was written: %s. Read its log '
+                            '(nvme smart-log /dev/%s), cool, fix or replace the drive, then run again'
+                            % (_label(now), now['critical_warning'], ', '.join(now['warnings']) or 'unknown bits',
+                               void, now.get('controller') or now.get('name')))
+        before_errors, now_errors = drive.get('media_errors'), now.get('media_errors')
+        if isinstance(before_errors, int) and isinstance(now_errors, int) and now_errors > before_errors:
+            problems.append('%s counted %d media errors while the checkpoint was written (smart-log media_errors %d -> '
+                            '%d): %s. The drive is failing: replace it, then run again'
+                            % (_label(now), now_errors - before_errors, before_errors, now_errors, void))
+    return problems
+
+
+def health(facts, dirs=None, ioengine=None, before=None, failed=False):
+    """The filter's one entry: ``before`` None -> :func:`readiness`; else {drives: the drives of ``before`` as
+    they are now (None where gone), problems: :func:`held_up`}."""
+    if before is None:
+        return readiness(facts, dirs, ioengine)
+    if not isinstance(before, list):
+        raise ValueError('before: expected the drives of an earlier drive_health result (a list), got %s'
+                         % type(before).__name__)
+    return {'drives': [_find(facts, drive) for drive in before if isinstance(drive, dict)],
+            'problems': held_up(facts, before, failed)}
