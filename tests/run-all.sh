@@ -156,8 +156,11 @@ no_leftover_qemu() {
 step no-leftover-qemu no_leftover_qemu
 for name in "${failures[@]}"; do
   [ -s "$step_logs/$name.log" ] || continue
-  echo "=== $name: its last 80 lines again"
-  tail -n 80 "$step_logs/$name.log"
+  # what failed, wherever it is in the log (a molecule step ends with recaps that push it out of the tail)
+  echo "=== $name: its failed tasks and tests (at most 60 lines)"
+  grep -n -A6 -E 'fatal: \[|failed: \[|FAILED!|^E  |FAILED tests/|Error: |Traceback' "$step_logs/$name.log" | head -n 60
+  echo "=== $name: its last 40 lines again"
+  tail -n 40 "$step_logs/$name.log"
 done
 rm -rf "$step_logs"
 [ "$failed" = 0 ] || echo "failed steps: ${failures[*]}"

@@ -12,9 +12,9 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme import drive_health as _health
 
 
-def drive_health(facts, dirs=None, ioengine=None, before=None, failed=False):
+def drive_health(facts, dirs=None, ioengine=None, before=None, failed=False, write=None):
     try:
-        return _health.health(facts, dirs, ioengine, before, failed)
+        return _health.health(facts, dirs, ioengine, before, failed, write)
     except (ValueError, TypeError) as exc:
         raise AnsibleFilterError('drive_health: %s' % exc)
 

@@ -79,15 +79,15 @@ def test_the_verification_wrote_with_the_back_off(node):
 
 
 def test_each_play_gathers_the_facts_once_except_where_it_reads_back_what_it_changed():
-    """The facts gathers of each play of the two runs (count_facts.py): one per play; two where the play reads back
-    what it changed - the xfs play (the volume it made: xfs_info, mounts, md) and the verification (the drives'
-    health after the writes). Printed for the log."""
+    """The facts gathers of each play of the two runs (count_facts.py): one per play, the verification included (the
+    drives' health after the writes comes from the last write's own samples); two only in the first run's xfs play,
+    which reads back the volume it made (xfs_info, mounts, md). Printed for the log."""
     with open(os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "facts_count.json")) as handle:
         runs = [run for run in json.load(handle) if run["plays"]][-2:]
     assert len(runs) == 2, runs
-    read_back = ("Checkpoint filesystem (XFS, optional md RAID0)", "Checkpoint-write verification")
+    read_back = "Checkpoint filesystem (XFS, optional md RAID0)"
     for number, run in enumerate(runs, 1):
         for play, counts in run["plays"]:
             print("run %d: %s: %s" % (number, play, counts))
             assert set(counts) == {"node1"}, (play, counts)
-            assert counts["node1"] <= (2 if play in read_back else 1), (number, play, counts)
+            assert counts["node1"] <= (2 if (play == read_back and number == 1) else 1), (number, play, counts)

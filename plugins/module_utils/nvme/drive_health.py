@@ -75,9 +75,8 @@ def drive_state(facts, ns):
     bits = heat.get('critical_warning_bits') or {}
     if value is None and heat.get('temp_alarm'):
         value, bits = 0x02, {'temperature_threshold': True}
-    warnings = [text for key, bit, text in WARNING_BITS if bits.get(key) or (isinstance(value, int) and value & bit)]
     return {'name': ns.get('name'), 'serial': ctrl.get('serial'), 'wwid': ns.get('wwid'), 'controller': ctrl_name,
-            'critical_warning': value, 'warnings': warnings, 'media_errors': heat.get('media_errors')}
+            'critical_warning': value, 'warnings': _warnings(value, bits), 'media_errors': heat.get('media_errors')}
 
 
 def _label(drive):
@@ -127,15 +126,40 @@ def readiness(facts, dirs, ioengine):
     return {'drives': drives, 'problems': problems}
 
 
-def held_up(facts, before, failed=False):
+def _warnings(value, bits):
+    return [text for key, bit, text in WARNING_BITS if (bits or {}).get(key) or (isinstance(value, int) and value & bit)]
+
+
+def sampled_state(write, drive):
+    """The drive of ``before`` as the checkpoint write's own samples saw it (checkpoint_write ``sample_drives``:
+    ``sampled_drives`` read as fio started, ``samples`` every second and once more after fio ended): None where
+    its kernel name no longer holds a drive with its serial or the last sample could not read its block counters
+    (gone); else its state, the worst critical warning of any sample, the media errors of the last."""
+    name = drive.get('name')
+    info = ((write or {}).get('sampled_drives') or {}).get(name) or {}
+    entries = [(sample.get('drives') or {}).get(name) for sample in (write or {}).get('samples') or []
+               if isinstance(sample, dict)]
+    entries = [entry for entry in entries if isinstance(entry, dict)]
+    if not entries or info.get('serial') != drive.get('serial') or entries[-1].get('sectors_written') is None:
+        return None
+    raised = [entry for entry in entries if entry.get('critical_warning')]
+    worst = raised[-1] if raised else entries[-1]
+    value = worst.get('critical_warning')
+    return {'name': name, 'serial': info.get('serial'), 'wwid': drive.get('wwid'), 'controller': info.get('controller'),
+            'critical_warning': value, 'warnings': _warnings(value, worst.get('critical_warning_bits')),
+            'media_errors': entries[-1].get('media_errors')}
+
+
+def held_up(facts, before, failed=False, write=None):
     """After the writes (``failed``: one of them failed): the problems of the drives of ``before`` (from
-    :func:`readiness`): gone from the node, a critical warning raised, media errors counted since."""
+    :func:`readiness`): gone from the node, a critical warning raised, media errors counted since. With ``write``
+    (the last checkpoint write's result, drives sampled) the drives are read from its samples, not from ``facts``."""
     void = 'the write failed' if failed else 'the measurement is void and is not published'
     problems = []
     for drive in before or []:
         if not isinstance(drive, dict):
             continue
-        now = _find(facts, drive)
+        now = sampled_state(write, drive) if write is not None else _find(facts, drive)
         if now is None:
             problems.append('%s, a drive the checkpoint directory is on, left the node while the checkpoint was written '
                             '(hot-removed, reset or dead; WWID %s): %s. Put it back or replace it, make the checkpoint '
@@ -156,13 +180,17 @@ def held_up(facts, before, failed=False):
     return problems
 
 
-def health(facts, dirs=None, ioengine=None, before=None, failed=False):
+def health(facts, dirs=None, ioengine=None, before=None, failed=False, write=None):
     """The filter's one entry: ``before`` None -> :func:`readiness`; else {drives: the drives of ``before`` as
-    they are now (None where gone), problems: :func:`held_up`}."""
+    they are now (None where gone), problems: :func:`held_up`}; ``write``: read them from that checkpoint write's
+    samples (:func:`sampled_state`) instead of ``facts``."""
     if before is None:
         return readiness(facts, dirs, ioengine)
     if not isinstance(before, list):
         raise ValueError('before: expected the drives of an earlier drive_health result (a list), got %s'
                          % type(before).__name__)
-    return {'drives': [_find(facts, drive) for drive in before if isinstance(drive, dict)],
-            'problems': held_up(facts, before, failed)}
+    if write is not None and not isinstance(write, dict):
+        raise ValueError('write: expected a checkpoint_write result (a dict), got %s' % type(write).__name__)
+    now = (lambda drive: sampled_state(write, drive)) if write is not None else (lambda drive: _find(facts, drive))
+    return {'drives': [now(drive) for drive in before if isinstance(drive, dict)],
+            'problems': held_up(facts, before, failed, write)}

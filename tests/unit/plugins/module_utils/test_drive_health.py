@@ -141,9 +141,51 @@ def test_a_drive_back_under_another_name_is_the_same_drive_by_serial_and_wwid():
     assert 'left the node' in h.health(now, before=before)['problems'][0]
 
 
+def _write(samples, serials=None):
+    """A checkpoint_write result with sample_drives nvme1n1 and nvme2n1: sampled_drives and the samples given as
+    [{name: (critical_warning, media_errors, sectors_written)}]."""
+    serials = serials or {'nvme1n1': 'DATA0001', 'nvme2n1': 'DATA0002'}
+    return {'sampled_drives': dict((name, {'controller': 'nvme' + name[4], 'serial': serial})
+                                   for name, serial in serials.items()),
+            'samples': [{'t': float(i), 'drives': dict(
+                (name, {'critical_warning': cw, 'critical_warning_bits': {'temperature_threshold': bool(cw & 2)},
+                        'media_errors': me, 'sectors_written': sw, 'error': None if sw is not None else 'gone'})
+                for name, (cw, me, sw) in sample.items())} for i, sample in enumerate(samples)]}
+
+
+def test_after_the_write_its_own_samples_stand_for_a_second_gather():
+    before = h.health(facts(), DIRS, 'io_uring')['drives']
+    calm = {'nvme1n1': (0, 0, 100), 'nvme2n1': (0, 0, 100)}
+    got = h.health(facts(), before=before, write=_write([calm, calm]))
+    assert got['problems'] == []
+    assert [(d['serial'], d['name'], d['wwid']) for d in got['drives']] == [
+        ('DATA0001', 'nvme1n1', WWID1), ('DATA0002', 'nvme2n1', WWID2)]
+    # a warning in any sample (cleared by the last), media errors counted by the last, a drive whose block counters
+    # could not be read after fio ended: each voids the measurement, the facts are not read
+    samples = [calm, {'nvme1n1': (2, 0, 150), 'nvme2n1': (0, 0, 150)}, {'nvme1n1': (0, 3, 200), 'nvme2n1': (0, 0, None)}]
+    got = h.health({}, before=before, write=_write(samples))
+    assert [p.split(':')[0] for p in got['problems']] == [
+        'DATA0001 (nvme1n1) raised critical warning 0x02 (temperature above or below a threshold) while the '
+        'checkpoint was written',
+        'DATA0001 (nvme1n1) counted 3 media errors while the checkpoint was written (smart-log media_errors 0 -> 3)',
+        'DATA0002 (nvme2n1), a drive the checkpoint directory is on, left the node while the checkpoint was written '
+        '(hot-removed, reset or dead; WWID %s)' % WWID2]
+    assert got['drives'][1] is None
+
+
+def test_a_sampled_name_that_holds_another_drive_or_no_sample_is_a_drive_gone():
+    before = h.health(facts(), DIRS, 'io_uring')['drives']
+    calm = {'nvme1n1': (0, 0, 100), 'nvme2n1': (0, 0, 100)}
+    swapped = _write([calm], {'nvme1n1': 'DATA0001', 'nvme2n1': 'OTHER9'})
+    assert 'left the node' in h.health({}, before=before, write=swapped)['problems'][0]
+    assert len(h.health({}, before=before, write={'sampled_drives': {}, 'samples': []})['problems']) == 2
+
+
 def test_the_filter_names_itself_on_bad_input():
     drive_health = FilterModule().filters()['drive_health']
     with pytest.raises(AnsibleFilterError, match='drive_health: before: expected the drives'):
         drive_health(facts(), before='nvme1n1')
+    with pytest.raises(AnsibleFilterError, match='drive_health: write: expected a checkpoint_write result'):
+        drive_health(facts(), before=[], write=['nvme1n1'])
     with pytest.raises(AnsibleFilterError, match='drive_health: expected the whole ansible_facts.checkpoint_io'):
         drive_health({'namespaces': []}, DIRS)
