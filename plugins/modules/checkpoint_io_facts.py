@@ -108,6 +108,13 @@ options:
         missing or not strict JSON is reported with its error; a relative path is refused.
     type: list
     elements: path
+  deepspeed_python:
+    description:
+      - The training environment's Python (its absolute path, a virtualenv's or conda's C(bin/python)). With
+        C(deepspeed) gathered, it is run once in isolated mode to read the DeepSpeed and torch versions from the
+        installed packages' metadata (nothing is imported); without it the versions are not known.
+    type: path
+    version_added: 1.1.0
   gds_job_dirs:
     description:
       - Absolute job working directories searched (two levels deep) for the C(local_cufile.json) that DeepSpeed's
@@ -1562,6 +1569,43 @@ ansible_facts:
                   elements: str
                   returned: always
                   sample: [/local_nvme]
+                writer:
+                  description: What DeepSpeed reads from C(checkpoint.writer) (FastPersist; its defaults for keys not
+                    set); V(null) without the section (DeepSpeed saves with C(torch.save)).
+                  type: dict
+                  returned: always
+                  version_added: 1.1.0
+                  sample: {type: FAST, io_buffer_size: 67108864, io_buffer_double: true, show_statistics: false,
+                           data_parallel: REPLICA, decoupled: false, io_multiplier: 1}
+            installed:
+              description: DeepSpeed and torch as O(deepspeed_python) has them.
+              type: dict
+              returned: always
+              version_added: 1.1.0
+              sample: {python: /opt/train/bin/python, version: 0.19.8, torch_version: 2.13.0+cpu, fastpersist: true,
+                       error: null}
+              contains:
+                python:
+                  description: O(deepspeed_python).
+                  type: str
+                  returned: always
+                version:
+                  description: DeepSpeed's version; V(null) when not installed or not known.
+                  type: str
+                  returned: always
+                torch_version:
+                  description: torch's version; V(null) when not installed or not known.
+                  type: str
+                  returned: always
+                fastpersist:
+                  description: Whether that DeepSpeed has FastPersist's checkpoint writer (0.17.1 and later); V(null)
+                    when not known.
+                  type: bool
+                  returned: always
+                error:
+                  description: Why the versions are not known; V(null) when they are.
+                  type: str
+                  returned: always
             errors:
               description: Configs that are missing or unparsable.
               type: list
@@ -1669,6 +1713,7 @@ def argument_spec():
         gather_subset=dict(type='list', elements='str', default=['all'], choices=SUBSET_CHOICES),
         checkpoint_paths=dict(type='list', elements='path'),
         deepspeed_configs=dict(type='list', elements='path'),
+        deepspeed_python=dict(type='path'),
         gds_job_dirs=dict(type='list', elements='path'),
         training_user=dict(type='str'),
         fio_probe=dict(type='bool', default=True),
@@ -1690,6 +1735,9 @@ def path_errors(params):
         for index, path in enumerate(params.get(option) or []):
             if not isinstance(path, str) or not os.path.isabs(path):
                 errors.append('%s[%d]: %r is not an absolute path' % (option, index, path))
+    python = params.get('deepspeed_python')
+    if python is not None and (not isinstance(python, str) or not os.path.isabs(python)):
+        errors.append('deepspeed_python: %r is not an absolute path' % (python,))
     state_dir = params.get('state_dir')
     if state_dir is not None and (not isinstance(state_dir, str) or not os.path.isabs(state_dir)):
         errors.append('state_dir: %r is not an absolute path' % (state_dir,))

@@ -9,7 +9,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 ---
 module: deepspeed_aio
-short_description: Merge a DeepSpeed C(aio) section into a ds_config.json, with real JSON types
+short_description: Merge DeepSpeed's C(aio) and C(checkpoint.writer) sections into a ds_config.json, with real JSON types
 version_added: 0.2.0
 description:
   - Sets the given keys of the C(aio) section of a DeepSpeed config file (C(ds_config.json)) and keeps every other
@@ -112,6 +112,48 @@ options:
         description:
           - Use NVIDIA GPUDirect Storage (needs a CUDA accelerator). DeepSpeed's default is V(false).
         type: raw
+  writer:
+    description:
+      - The C(checkpoint.writer) values to set (DeepSpeed's FastPersist checkpoint writer, DeepSpeed 0.17.1 and
+        later). Only the keys given are managed; every other key of C(checkpoint) and of the file is kept. A
+        C(checkpoint) object is added where the file has none.
+      - Refused before anything is written, naming the key, the value and the limit - a value DeepSpeed would refuse
+        (a C(type) or C(data_parallel) outside its choices), a C(io_buffer_size) that is not a multiple of 1024 (the
+        aio handle's alignment, twice for a double buffer) or above 2^40, an C(io_multiplier) outside 1..64, a
+        boolean that is no boolean word. Values are written with real JSON types (DeepSpeed takes a string
+        C("false") as true).
+      - A key given as V(null) is not managed (C(data_parallel) null, the job's rank 0 writing alone, is DeepSpeed's
+        default when the key is absent).
+      - Recorded and put back with O(state=restored) as the C(aio) section is (the section found before the first
+        change of the writer, or that there was none).
+    type: dict
+    version_added: 1.1.0
+    suboptions:
+      type:
+        description: V(FAST) (the aio handle), V(PYTHON) or V(MOCK); DeepSpeed's default is V(FAST).
+        type: raw
+      io_buffer_size:
+        description:
+          - Bytes of the pinned buffer each writing process fills and drains (one buffer, split in two halves when
+            O(writer.io_buffer_double)). DeepSpeed's default is 64 MiB.
+        type: raw
+      io_buffer_double:
+        description: Split the buffer in two, one half filled while the other drains. DeepSpeed's default is V(true).
+        type: raw
+      io_multiplier:
+        description: Files per writer (1..64). DeepSpeed's default is 1.
+        type: raw
+      show_statistics:
+        description: Print the writer's statistics after each save. DeepSpeed's default is V(false).
+        type: raw
+      data_parallel:
+        description:
+          - Which ranks write - V(REPLICA) every data-parallel rank its share, V(SOCKET) one per socket, V(MACHINE)
+            one per machine. DeepSpeed's default (the key absent) is the job's data-parallel rank 0 alone.
+        type: raw
+      decoupled:
+        description: Write in a process of its own (DecoupledCheckpointEngine). DeepSpeed's default is V(false).
+        type: raw
   thread_key:
     description:
       - Name(s) under which O(aio.intra_op_parallelism) is written.
@@ -188,7 +230,19 @@ EXAMPLES = r'''
       queue_depth: 16
     create: true
 
-- name: Put back the aio section found before the first change
+- name: The aio section and FastPersist's checkpoint writer beside it (DeepSpeed 0.17.1 and later)
+  ai_storage.checkpoint_io.deepspeed_aio:
+    path: /etc/deepspeed/ds_config.json
+    aio:
+      block_size: 1M
+      queue_depth: 32
+    writer:
+      type: FAST
+      io_buffer_size: 67108864
+      io_buffer_double: true
+      data_parallel: REPLICA
+
+- name: Put back the aio and writer sections found before the first change
   ai_storage.checkpoint_io.deepspeed_aio:
     path: /etc/deepspeed/ds_config.json
     state: restored
@@ -274,6 +328,27 @@ effective:
   type: dict
   sample: {block_size: 1048576, queue_depth: 32, intra_op_parallelism: 8, single_submit: false, overlap_events: true,
            use_gds: false}
+writer:
+  description: The C(checkpoint.writer) section now in the file (in check mode, the one that would be written);
+    V(null) when none.
+  returned: always
+  type: dict
+  version_added: 1.1.0
+  sample: {type: FAST, io_buffer_size: 67108864, io_buffer_double: true, data_parallel: REPLICA}
+writer_before:
+  description: The C(checkpoint.writer) section found; V(null) when none (or no file).
+  returned: always
+  type: dict
+  version_added: 1.1.0
+  sample: null
+writer_effective:
+  description: What DeepSpeed's C(get_checkpoint_config) reads from RV(writer) (its defaults for keys not set);
+    V(null) when there is no writer section (DeepSpeed then saves with C(torch.save)).
+  returned: always
+  type: dict
+  version_added: 1.1.0
+  sample: {type: FAST, io_buffer_size: 67108864, io_buffer_double: true, show_statistics: false,
+           data_parallel: REPLICA, decoupled: false, io_multiplier: 1}
 warnings_found:
   description: Problems of the aio section found (string booleans, ignored keys, the thread key rename, bad values).
   returned: always
@@ -320,6 +395,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import state_store
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.config_file import ConfigFileError, open_config
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import writer as ds_writer
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed.deepspeed import (
     AIO,
     AIO_BOOL_KEYS,
@@ -344,6 +420,7 @@ def argument_spec():
     return dict(
         path=dict(type='path', required=True, aliases=['dest']),
         aio=dict(type='dict', options=dict((key, dict(type='raw')) for key in AIO_SUBOPTIONS)),
+        writer=dict(type='dict', options=dict((key, dict(type='raw')) for key in ds_writer.WRITER_KEYS)),
         thread_key=dict(type='str', choices=list(THREAD_KEYS), default='intra_op_parallelism'),
         remove_ignored_keys=dict(type='bool', default=True),
         create=dict(type='bool', default=False),
@@ -366,6 +443,10 @@ def parse_config(module, path, text, result):
     if config.get(AIO) is not None and not isinstance(config[AIO], dict):
         module.fail_json(msg='%s: aio must be a JSON object, got %s; nothing was written'
                          % (path, type(config[AIO]).__name__), **result)
+    try:
+        ds_writer.writer_section(config)
+    except ValueError as exc:
+        module.fail_json(msg='%s: %s; nothing was written' % (path, exc), **result)
     return config
 
 
@@ -413,9 +494,10 @@ class _Module(AnsibleModule):
 
     def _load_params(self):
         super(_Module, self)._load_params()
-        aio = self.params.get('aio') if isinstance(self.params, dict) else None
-        if aio is not None and not isinstance(aio, (dict, str)):
-            self.argument_spec = dict(self.argument_spec, aio=dict(type='dict'))
+        for option in ('aio', 'writer'):
+            value = self.params.get(option) if isinstance(self.params, dict) else None
+            if value is not None and not isinstance(value, (dict, str)):
+                self.argument_spec = dict(self.argument_spec, **{option: dict(type='dict')})
 
 
 def main():
@@ -435,19 +517,33 @@ def main():
         module.fail_json(msg=str(exc), **result)
 
     desired = dict((key, value) for key, value in (params['aio'] or {}).items() if value is not None)
-    if restoring and desired:
-        module.fail_json(msg='state=restored takes no aio values (the recorded section is used); remove %s'
-                         % ', '.join('aio.%s' % key for key in desired), **result)
+    # a writer key given as null is not managed (Ansible cannot tell it from one not given)
+    writer = dict((key, value) for key, value in (params['writer'] or {}).items() if value is not None)
+    if restoring and (desired or writer):
+        module.fail_json(msg='state=restored takes no aio or writer values (the recorded sections are used); remove %s'
+                         % ', '.join(['aio.%s' % key for key in desired] + ['writer.%s' % key for key in writer]),
+                         **result)
+    result['writer'] = None
+    result['writer_before'] = None
+    result['writer_effective'] = None
 
     handle = open_file(module, params, restoring, result)
     try:
-        run(module, params, handle, result, restoring, desired, record_file)
+        run(module, params, handle, result, restoring, (desired, writer), record_file)
     finally:
         if handle is not None:
             handle.close()
 
 
-def run(module, params, handle, result, restoring, desired, record_file):
+def _writer_result(result, config, key):
+    section = ds_writer.writer_section(config) if isinstance(config, dict) else None
+    result[key] = section
+    if key == 'writer':
+        result['writer_effective'] = ds_writer.effective_writer(section)['writer']
+
+
+def run(module, params, handle, result, restoring, wanted, record_file):
+    desired, writer = wanted
     path, state_dir = params['path'], params['state_dir']
     existed = handle is not None and handle.exists
     text = handle.text if existed else None
@@ -457,7 +553,9 @@ def run(module, params, handle, result, restoring, desired, record_file):
                   safety=handle.safety() if handle is not None else None)
     if existed:
         result['aio_before'] = config.get(AIO)
-        result['warnings_found'] = effective_aio(config.get(AIO))['warnings']
+        result['warnings_found'] = effective_aio(config.get(AIO))['warnings'] + ds_writer.effective_writer(
+            ds_writer.writer_section(config))['warnings']
+        _writer_result(result, config, 'writer_before')
 
     record = load_record(module, state_dir, result)
     entry = record['files'].get(real)
@@ -477,16 +575,24 @@ def run(module, params, handle, result, restoring, desired, record_file):
             new_config = None
         else:
             new_config, remove_file = restore_aio(config, entry)
+            new_config = ds_writer.restore_writer(new_config, entry)
+            remove_file = not entry.get('existed', True) and not new_config
             if not entry.get('existed', True) and not remove_file:
                 module.warn('%s was created by this module but now holds other keys (%s): removing only its aio '
                             'section, keeping the file' % (path, ', '.join(sorted(new_config))))
         changed_keys, removed_keys = section_changes(result['aio_before'], (new_config or {}).get(AIO))
+        before_writer = ds_writer.writer_section(config) if existed else None
+        after_writer = ds_writer.writer_section(new_config) if new_config else None
+        if before_writer != after_writer:
+            changed_keys = changed_keys + ['writer']
     else:
         try:
             new_config, changed_keys, removed_keys = merge_aio(config or {}, desired, params['thread_key'],
                                                                params['remove_ignored_keys'])
+            new_config, writer_changed = ds_writer.merge_writer(new_config, writer)[:2]
         except ValueError as exc:
             module.fail_json(msg='%s: %s; nothing was written' % (path, exc), **result)
+        changed_keys = changed_keys + writer_changed
         if not existed and not new_config:
             result['msg'] = '%s does not exist and no aio values were given: nothing to create' % path
             module.exit_json(**result)
@@ -498,6 +604,7 @@ def run(module, params, handle, result, restoring, desired, record_file):
     result['created'] = not existed and new_config is not None and not restoring
     result['aio'] = None if new_config is None or remove_file else new_config.get(AIO)
     result['effective'] = effective_aio(result['aio'])['aio']
+    _writer_result(result, None if new_config is None or remove_file else new_config, 'writer')
     result['changed'] = content_changed
     after_text = '' if new_config is None or remove_file else (dump_config(new_config) if content_changed else text)
     if module._diff:
@@ -510,13 +617,21 @@ def run(module, params, handle, result, restoring, desired, record_file):
             result['changed'] = True
         module.exit_json(**result)
 
-    if content_changed and not restoring and entry is None:
-        # Before the first write: the record must hold the section found, whatever happens next.
+    writer_changes = any(key.startswith('writer') for key in changed_keys)
+    if content_changed and not restoring and (entry is None or (writer_changes and 'writer_present' not in entry)):
+        # Before the first write: the record must hold the sections found, whatever happens next. An entry made
+        # before the writer was managed gets the writer section found now, once.
         now = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
-        entry = aio_record_entry(config, existed, path, now)
+        new_entry = aio_record_entry(config, existed, path, now) if entry is None else dict(entry)
+        new_entry.update(ds_writer.writer_record_fields(config))
+        entry = new_entry
 
         def add(data):
-            data['files'].setdefault(real, entry)
+            old_entry = data['files'].get(real)
+            if old_entry is None:
+                data['files'][real] = entry
+            elif 'writer_present' not in old_entry:
+                old_entry.update(ds_writer.writer_record_fields(config))
             return data
         change_record(module, state_dir, add, 'cannot record the aio section of %s in %s before changing it'
                       % (path, record_file), result)
@@ -537,6 +652,7 @@ def run(module, params, handle, result, restoring, desired, record_file):
                 module.fail_json(msg='%s reads back differently from what was written: %s' % (path, on_disk), **result)
             result['aio'] = on_disk.get(AIO)
             result['effective'] = effective_aio(result['aio'])['aio']
+            _writer_result(result, on_disk, 'writer')
     except ConfigFileError as exc:
         module.fail_json(msg=str(exc), **result)
     except (IOError, OSError) as exc:

@@ -47,7 +47,24 @@ def verify(host):
 
 def test_every_foreign_key_of_the_ds_config_is_kept(ds_config):
     for key, value in FOREIGN.items():
+        if key == "checkpoint":  # the writer section is added beside the keys found
+            value = dict(value, writer=ds_config["checkpoint"]["writer"])
         assert ds_config[key] == value, key
+
+
+def test_the_writer_section_is_written_beside_aio_and_deepspeed_reads_it_as_planned(ds_config):
+    """checkpoint_io_deepspeed_writer: manage (molecule.yml). The buffer: DeepSpeed's 64 MiB holds two drains of the
+    swept queue (depth at most 16 x 1 MiB); the drives' NUMA nodes are not known under QEMU (numa_node -1), so every
+    one of the 4 ranks writes its share (REPLICA)."""
+    writer = ds_config["checkpoint"]["writer"]
+    assert writer == {"type": "FAST", "io_buffer_size": 64 * 1048576, "io_buffer_double": True,
+                      "data_parallel": "REPLICA"}
+    if os.environ.get("CHECKPOINT_IO_REQUIRE_DEEPSPEED") != "1":
+        pytest.importorskip("deepspeed")
+    from deepspeed.runtime.model_checkpointing.config import get_checkpoint_config
+    parsed = get_checkpoint_config(ds_config)
+    assert parsed["writer"] == dict(writer, show_statistics=False, decoupled=False, io_multiplier=1)
+    assert parsed["tag_validation"] == "WARN"  # DeepSpeed's default: the rest of the section is as found
 
 
 def test_aio_section_has_real_booleans_and_the_right_thread_key(ds_config):
@@ -176,6 +193,7 @@ def test_revert_puts_back_the_aio_section_found_and_keeps_the_rest(host):
     config = json.loads(host.file(DS_CONFIG).content_string)
     assert config["aio"] == {"block_size": 262144, "queue_depth": 32, "num_threads": 4, "single_submit": "false",
                              "overlap_events": "true"}
+    assert config["checkpoint"] == FOREIGN["checkpoint"]  # the writer section removed, the key found kept
     for key, value in FOREIGN.items():
         assert config[key] == value, key
     rc, out, recap = _role(host, "deepspeed_config_state=absent")

@@ -65,6 +65,13 @@ SPEC = {
     'checkpoint_io_checkpoint_dir': ('path', None, None, 'the checkpoint directory the depth sweep writes into, '
                                                          'when the xfs role did not build the volume'),
     'checkpoint_io_deepspeed_configs': ('paths', None, None, 'DeepSpeed config files whose aio section is tuned'),
+    'checkpoint_io_deepspeed_python': ('path', None, None, 'the training environment\'s Python (a venv\'s or conda\'s '
+                                                           'bin/python): its DeepSpeed version decides the '
+                                                           'checkpoint.writer section; unset: not known'),
+    'checkpoint_io_deepspeed_writer': ('choice', 'auto', ('auto', 'manage', 'leave'),
+                                       'the checkpoint.writer section (FastPersist) beside aio: auto where the '
+                                       'training environment\'s DeepSpeed has it (0.17.1 and later), manage always, '
+                                       'leave never'),
     'checkpoint_io_alignment': ('choice', 'fail', ('fail', 'warn'), 'what an error finding of the alignment check '
                                                                     'does'),
     'checkpoint_io_baseline_measure': ('bool', True, None, 'measure the checkpoint write before any role runs '

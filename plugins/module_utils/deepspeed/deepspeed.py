@@ -19,6 +19,7 @@ import json
 import math
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import to_bool
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import writer as ds_writer
 
 AIO = 'aio'
 
@@ -170,7 +171,8 @@ def analyze_config_text(text):
     """Parse a ds_config.json text; never raises.
 
     Returns {"parse_error": str|None, "aio_present": bool, "aio": {...}, "aio_truthiness": {...},
-    "warnings": [...], "unknown_aio_keys": [...], "nvme_offload_paths": [...]}.
+    "warnings": [...], "unknown_aio_keys": [...], "nvme_offload_paths": [...], "writer": {...}|None (what
+    DeepSpeed reads from checkpoint.writer, module_utils/deepspeed/writer.py)}.
     """
     result = {
         'parse_error': None,
@@ -180,6 +182,7 @@ def analyze_config_text(text):
         'warnings': [],
         'unknown_aio_keys': [],
         'nvme_offload_paths': [],
+        'writer': None,
     }
     try:
         config = loads_config(text)
@@ -196,6 +199,13 @@ def analyze_config_text(text):
     result['warnings'] = eff['warnings']
     result['unknown_aio_keys'] = eff['unknown_keys']
     result['nvme_offload_paths'] = nvme_offload_paths(config)
+    try:
+        writer = ds_writer.effective_writer(ds_writer.writer_section(config))
+    except ValueError as exc:
+        result['warnings'].append(str(exc))
+    else:
+        result['writer'] = writer['writer']
+        result['warnings'].extend(writer['warnings'])
     return result
 
 
@@ -568,4 +578,4 @@ def role_input_errors(values):
     check('deepspeed_config_sweep_poll', poll)
     check('deepspeed_config_sweep_size_per_point', size)
     check('deepspeed_config_sweep_scratch_size', size)
-    return errors
+    return errors + ds_writer.role_input_errors(values)

@@ -73,7 +73,8 @@ def gather_facts(ctx, params):
         ('xfs', lambda: xfs_facts.collect(ctx, checkpoint_paths=params.get('checkpoint_paths') or [])),
         ('gds', lambda: gds_facts.collect(ctx, job_dirs=params.get('gds_job_dirs') or [],
                                           training_user=params.get('training_user'))),
-        ('deepspeed', lambda: deepspeed_facts.collect(ctx, params.get('deepspeed_configs') or [])),
+        ('deepspeed', lambda: deepspeed_facts.collect(ctx, params.get('deepspeed_configs') or [],
+                                                      params.get('deepspeed_python'))),
         ('state', lambda: state_facts(params.get('state_dir') or state_store.STATE_DIR,
                                       params.get('devfs_root') or '/dev')),
     )

@@ -428,3 +428,72 @@ def test_the_results_report_the_safety_of_the_path(capsys, node):
     assert node.dir in [c['path'] for c in out['safety']['writable_components']]
     assert 'renamed over its name, never written through it' in out['safety']['made_safe_by']
     assert os.stat(node.path).st_uid == 4242
+
+
+# --- checkpoint.writer (FastPersist) beside aio --------------------------------------------------------------------
+WRITER = {'type': 'fast', 'io_buffer_size': 67108864, 'io_buffer_double': 'yes', 'data_parallel': 'replica'}
+
+
+def test_the_writer_section_is_merged_beside_aio_recorded_and_put_back(capsys, node):
+    node.write(ORIGINAL_TEXT)
+    before = node.config()
+    rc, out = run(capsys, node, aio=TUNED, writer=WRITER)
+    assert rc == 0 and out['changed'] is True
+    assert node.config()['checkpoint'] == {'writer': {'type': 'FAST', 'io_buffer_size': 67108864,
+                                                      'io_buffer_double': True, 'data_parallel': 'REPLICA'}}
+    assert out['writer'] == node.config()['checkpoint']['writer'] and out['writer_before'] is None
+    assert out['writer_effective'] == dict(out['writer'], show_statistics=False, decoupled=False, io_multiplier=1)
+    assert 'writer.io_buffer_size' in out['changed_keys']
+    entry = node.record_data()['files'][node.path]
+    assert (entry['writer_present'], entry['checkpoint_present']) == (False, False)
+    # a second run changes nothing
+    rc, out = run(capsys, node, aio=TUNED, writer=WRITER)
+    assert (rc, out['changed'], out['changed_keys']) == (0, False, [])
+    # revert: aio and writer as found, every other key as it is now
+    rc, out = run(capsys, node, state='restored')
+    assert rc == 0 and out['restored'] is True and 'writer' in out['changed_keys']
+    assert node.config() == before and out['writer'] is None
+
+
+def test_an_entry_recorded_before_the_writer_was_managed_gets_the_writer_found_once(capsys, node):
+    node.write('{"checkpoint": {"tag_validation": "Warn", "writer": {"type": "PYTHON"}}}\n')
+    assert run(capsys, node, aio={'queue_depth': 16})[0] == 0
+    # the entry as a collection before the writer recorded it
+    with open(node.record) as handle:
+        document = json.load(handle)
+    for key in ('writer_present', 'writer', 'checkpoint_present'):
+        del document['data']['files'][node.path][key]
+    with open(node.record, 'w') as handle:
+        json.dump(document, handle)
+    rc, out = run(capsys, node, aio={'queue_depth': 16}, writer=WRITER)
+    assert rc == 0 and out['writer_before'] == {'type': 'PYTHON'}
+    entry = node.record_data()['files'][node.path]
+    assert (entry['writer_present'], entry['writer']) == (True, {'type': 'PYTHON'})
+    assert run(capsys, node, state='restored')[0] == 0
+    assert node.config() == {'checkpoint': {'tag_validation': 'Warn', 'writer': {'type': 'PYTHON'}}}
+
+
+def test_check_mode_shows_the_writer_and_writes_nothing(capsys, node):
+    node.write(ORIGINAL_TEXT)
+    snapshot = node.snapshot()
+    rc, out = run(capsys, node, check=True, diff=True, writer=WRITER)
+    assert rc == 0 and out['changed'] is True and out['writer']['data_parallel'] == 'REPLICA'
+    assert '"writer"' in out['diff']['after'] and node.snapshot() == snapshot
+
+
+@pytest.mark.parametrize('writer, message', [
+    ({'type': 'turbo'}, "writer.type: 'turbo' is not one of FAST, PYTHON, MOCK; nothing was written"),
+    ({'io_buffer_size': 1536}, 'writer.io_buffer_size: 1536 is not a multiple of 1024'),
+    ({'data_parallel': 'rack'}, "writer.data_parallel: 'rack' is not one of REPLICA, SOCKET, MACHINE"),
+])
+def test_bad_writer_values_are_refused_naming_key_and_limit(capsys, node, writer, message):
+    node.write(ORIGINAL_TEXT)
+    snapshot = node.snapshot()
+    rc, out = run(capsys, node, writer=writer)
+    assert rc == 1 and message in out['msg'] and node.snapshot() == snapshot
+
+
+def test_a_checkpoint_that_is_no_object_is_refused(capsys, node):
+    node.write('{"checkpoint": ["writer"]}\n')
+    rc, out = run(capsys, node, writer=WRITER)
+    assert rc == 1 and 'checkpoint must be a JSON object, got list; nothing was written' in out['msg']

@@ -1,0 +1,435 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""DeepSpeed's checkpoint writer (FastPersist): the ``checkpoint.writer`` section of a ds_config.
+
+Read from DeepSpeed 0.19.8 (runtime/model_checkpointing/constants.py, config.py, writer_factory.py,
+data_parallel_writer_factory.py; io/fast_file_writer.py, double_io_buffer.py; ops/csrc/aio):
+
+* a ``checkpoint.writer`` object selects the FastCheckpointEngine (DeepSpeed 0.17.1 and later); its keys, with
+  DeepSpeed's defaults, are :data:`WRITER_DEFAULTS`; ``type`` and ``data_parallel`` are upper-cased and checked
+  against their choices, the others are taken as they are (``dict.get``: a string ``"false"`` is truthy);
+* the writer pins ONE buffer of ``io_buffer_size`` bytes per writing process; ``io_buffer_double`` splits it in
+  two halves, one filled while the other drains; a drain writes its bytes through the aio handle in ``block_size``
+  requests, at most ``queue_depth`` in flight per each of the ``intra_op_parallelism`` threads, so a drain keeps the
+  whole queue busy only when it holds ``intra_op_parallelism x queue_depth x block_size`` bytes; the buffer's size
+  must be a multiple of the handle's alignment (``intra_op_parallelism x 512``; twice that when double);
+* ``data_parallel`` says which ranks write: none - the job's data-parallel rank 0 alone; ``REPLICA`` - every
+  data-parallel rank writes its share; ``SOCKET`` - one rank per socket (DeepSpeed counts two sockets per machine);
+  ``MACHINE`` - one rank per machine.
+
+:func:`writer_plan` decides the section for a node (each key with its reason); :func:`merge_writer`,
+:func:`writer_record_fields` and :func:`restore_writer` are the deepspeed_aio module's merge and revert of it.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import re
+
+CHECKPOINT = 'checkpoint'
+WRITER = 'writer'
+MIB = 1024 * 1024
+FASTPERSIST_SINCE = (0, 17, 1)
+TYPES = ('FAST', 'PYTHON', 'MOCK')
+UNITS = ('REPLICA', 'SOCKET', 'MACHINE')
+SOCKETS_PER_MACHINE = 2  # DeepSpeed's own assumption (model_checkpointing/utils.py)
+O_DIRECT_ALIGNMENT = 512  # ops/csrc/aio/py_lib/deepspeed_py_io_handle.cpp
+WRITER_DEFAULTS = (
+    ('type', 'FAST'),
+    ('io_buffer_size', 64 * MIB),
+    ('io_buffer_double', True),
+    ('show_statistics', False),
+    ('data_parallel', None),
+    ('decoupled', False),
+    ('io_multiplier', 1),
+)
+WRITER_KEYS = tuple(pair[0] for pair in WRITER_DEFAULTS)
+BOOL_KEYS = ('io_buffer_double', 'show_statistics', 'decoupled')
+BUFFER_MAX = 2 ** 40
+MEMLOCK_MAX = 2 ** 60
+MULTIPLIER_MAX = 64
+_TRUE = ('true', 'yes', 'on', '1')
+_FALSE = ('false', 'no', 'off', '0')
+
+
+def parse_version(text):
+    """'0.19.8' (or '0.17.1+cu121', '0.18.0rc1') -> (0, 19, 8); None when it is no version."""
+    match = re.match(r'^\s*(\d+)\.(\d+)(?:\.(\d+))?', text) if isinstance(text, str) else None
+    if not match:
+        return None
+    return tuple(int(part or 0) for part in match.groups())
+
+
+def has_fastpersist(version):
+    """True / False by DeepSpeed's version string; None when unknown."""
+    parsed = parse_version(version)
+    return None if parsed is None else parsed >= FASTPERSIST_SINCE
+
+
+def _bool(value, name):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise ValueError('%s: %r is not a boolean (true or false)' % (name, value))
+
+
+def _int(value, name, low, high):
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError('%s: %r is not a whole number' % (name, value))
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError('%s: %r is not a whole number' % (name, value))
+    if not low <= number <= high:
+        raise ValueError('%s: %d is out of range [%d..%d]' % (name, number, low, high))
+    return number
+
+
+def normalize_writer_values(values):
+    """The writer keys given, with real JSON types, or ValueError naming the key, the value and the limit."""
+    if not isinstance(values, dict):
+        raise ValueError('writer: expected a mapping of checkpoint.writer keys, got %s' % type(values).__name__)
+    out = {}
+    for key, value in values.items():
+        name = 'writer.%s' % key
+        if key not in WRITER_KEYS:
+            raise ValueError('%s is not a DeepSpeed checkpoint.writer key (%s)' % (name, ', '.join(WRITER_KEYS)))
+        if value is None:
+            if key != 'data_parallel':
+                raise ValueError('%s: null is not allowed (only data_parallel may be null)' % name)
+            out[key] = None
+        elif key in BOOL_KEYS:
+            out[key] = _bool(value, name)
+        elif key == 'io_buffer_size':
+            size = _int(value, name, O_DIRECT_ALIGNMENT * 2, BUFFER_MAX)
+            if size % (O_DIRECT_ALIGNMENT * 2):
+                raise ValueError('%s: %d is not a multiple of %d (the aio handle\'s alignment, twice for a double '
+                                 'buffer)' % (name, size, O_DIRECT_ALIGNMENT * 2))
+            out[key] = size
+        elif key == 'io_multiplier':
+            out[key] = _int(value, name, 1, MULTIPLIER_MAX)
+        else:
+            choices = TYPES if key == 'type' else UNITS
+            if not isinstance(value, str) or value.upper() not in choices:
+                raise ValueError('%s: %r is not one of %s' % (name, value, ', '.join(choices)))
+            out[key] = value.upper()
+    return out
+
+
+def writer_section(config):
+    """The ``checkpoint.writer`` object of a parsed ds_config, None when absent; ValueError when a level on the way
+    is not an object."""
+    if not isinstance(config, dict):
+        raise ValueError('the top level must be a JSON object, got %s' % type(config).__name__)
+    checkpoint = config.get(CHECKPOINT)
+    if checkpoint is None:
+        return None
+    if not isinstance(checkpoint, dict):
+        raise ValueError('checkpoint must be a JSON object, got %s' % type(checkpoint).__name__)
+    writer = checkpoint.get(WRITER)
+    if writer is not None and not isinstance(writer, dict):
+        raise ValueError('checkpoint.writer must be a JSON object, got %s' % type(writer).__name__)
+    return writer
+
+
+def effective_writer(section):
+    """What DeepSpeed's get_checkpoint_writer_config makes of ``section``: None (no FastPersist: torch.save) when
+    absent, else every key with DeepSpeed's defaults and the upper-cased choices; plus the warnings (string
+    booleans, which DeepSpeed takes as truthy, and values it would refuse)."""
+    if section is None:
+        return {'writer': None, 'warnings': []}
+    out, warnings = {}, []
+    for key, default in WRITER_DEFAULTS:
+        value = section.get(key, default)
+        if key in ('type', 'data_parallel') and isinstance(value, str):
+            value = value.upper()
+            choices = TYPES if key == 'type' else UNITS
+            if value not in choices:
+                warnings.append('checkpoint.writer.%s %r is not one of %s: DeepSpeed refuses the config'
+                                % (key, section.get(key), ', '.join(choices)))
+        if key in BOOL_KEYS and isinstance(value, str):
+            warnings.append('checkpoint.writer.%s is the string %r, which DeepSpeed takes as %s'
+                            % (key, value, bool(value)))
+        out[key] = value
+    for key in section:
+        if key not in WRITER_KEYS:
+            warnings.append('checkpoint.writer.%s is not read by DeepSpeed 0.19.8' % key)
+    return {'writer': out, 'warnings': warnings}
+
+
+def merge_writer(config, desired):
+    """``config`` with the ``desired`` writer keys set in ``checkpoint.writer`` (made where missing, at the end);
+    every other key, nested ones too, kept in order. Returns (new_config, changed_keys, removed_keys); ``config``
+    is never mutated. An empty ``desired`` changes nothing."""
+    wanted = normalize_writer_values(desired or {})
+    old = writer_section(config)
+    new_config = copy.deepcopy(config)
+    if not wanted:
+        return new_config, [], []
+    section = copy.deepcopy(old) if old is not None else {}
+    section.update(wanted)
+    changed = [key for key in section if old is None or key not in old or old[key] != section[key]
+               or type(old[key]) is not type(section[key])]
+    if changed:
+        checkpoint = new_config.get(CHECKPOINT)
+        if checkpoint is None:
+            checkpoint = new_config[CHECKPOINT] = {}
+        checkpoint[WRITER] = section
+    return new_config, ['writer.%s' % key for key in changed], []
+
+
+def writer_record_fields(config):
+    """What a record entry keeps of a file before the writer's first change: whether ``checkpoint`` and its
+    ``writer`` were there, and the writer section found."""
+    config = config if isinstance(config, dict) else {}
+    checkpoint = config.get(CHECKPOINT)
+    present = isinstance(checkpoint, dict) and WRITER in checkpoint
+    return {'checkpoint_present': CHECKPOINT in config, 'writer_present': present,
+            'writer': copy.deepcopy(checkpoint[WRITER]) if present else None}
+
+
+def restore_writer(config, entry):
+    """``config`` with the writer section of a record ``entry`` put back (removed when there was none, and
+    ``checkpoint`` with it when the module made it and nothing else is in it); other keys as they are now. An
+    entry recorded without the writer fields leaves the writer alone."""
+    new_config = copy.deepcopy(config if isinstance(config, dict) else {})
+    if 'writer_present' not in (entry or {}):
+        return new_config
+    checkpoint = new_config.get(CHECKPOINT)
+    if entry['writer_present']:
+        if not isinstance(checkpoint, dict):
+            checkpoint = new_config[CHECKPOINT] = {}
+        checkpoint[WRITER] = copy.deepcopy(entry.get('writer'))
+    elif isinstance(checkpoint, dict):
+        checkpoint.pop(WRITER, None)
+        if not checkpoint and not entry.get('checkpoint_present', True):
+            del new_config[CHECKPOINT]
+    return new_config
+
+
+def _ceil(value, unit):
+    return -(-value // unit) * unit
+
+
+def _size(value):
+    return '%d MiB' % (value // MIB) if value % MIB == 0 else '%d B' % value
+
+
+def buffer_need(aio, double):
+    """Bytes one drain of the writer's buffer needs to keep the aio queue full, and the buffer's unit (its size
+    must be a multiple of it): ``intra_op_parallelism x queue_depth x block_size`` per drain, two drains when
+    double."""
+    halves = 2 if double else 1
+    threads = int(aio.get('intra_op_parallelism') or 1)
+    queue = threads * int(aio['queue_depth']) * int(aio['block_size'])
+    unit = halves * threads * int(aio['block_size'])
+    return {'queue_bytes': queue, 'need_bytes': halves * queue, 'unit_bytes': unit}
+
+
+def _data_parallel(asked, ranks, numa_nodes):
+    """(value, writers per node, reason)."""
+    if asked != 'auto':
+        value = None if asked is None else str(asked).upper()
+        writers = {'REPLICA': ranks, 'SOCKET': min(ranks, SOCKETS_PER_MACHINE), 'MACHINE': 1}.get(value, 1)
+        return value, writers, 'asked: %s' % (value or 'null (the job\'s data-parallel rank 0 writes alone)')
+    known = sorted(set(node for node in numa_nodes if isinstance(node, int)))
+    if ranks == 1:
+        return 'MACHINE', 1, ('one rank per node: it writes its node\'s share (without data_parallel the job\'s '
+                              'rank 0 writes the whole checkpoint alone)')
+    if len(known) >= 2:
+        return 'SOCKET', SOCKETS_PER_MACHINE, (
+            'the data drives sit behind %d NUMA nodes (%s): one writer per socket, near its drives, instead of %d '
+            'ranks crossing the socket link (DeepSpeed counts %d sockets per machine)'
+            % (len(known), ', '.join(str(node) for node in known), ranks, SOCKETS_PER_MACHINE))
+    if len(known) == 1 and None not in numa_nodes:
+        return 'REPLICA', ranks, (
+            'the data drives all sit behind NUMA node %d: every rank writes its share, %d writers as the depth was '
+            'planned for (per-socket writers would leave the queue short)' % (known[0], ranks))
+    return 'REPLICA', ranks, ('the data drives\' NUMA nodes are not known (no numa_node in sysfs: a VM or a fabric '
+                              'drive): every rank writes its share, %d writers as the depth was planned for' % ranks)
+
+
+def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock_bytes=None):
+    """The ``checkpoint.writer`` section for a node, or why it is left alone.
+
+    ``options``: {manage: auto | true | false, io_buffer_size: auto | bytes, io_buffer_double: bool,
+    data_parallel: auto | REPLICA | SOCKET | MACHINE | None}; ``aio``: the aio values the role settled (block_size,
+    queue_depth, intra_op_parallelism); ``ranks`` per node; ``numa_nodes`` of the data drives' controllers (None
+    where sysfs has none); ``deepspeed_version`` of the training environment (None: not known);
+    ``memlock_bytes``: the locked memory one training process may pin ('unlimited' or None: no bound known).
+
+    Returns {manage, reason, section (None when not managed), reasons {key: why}, writers_per_node,
+    pinned_bytes_per_writer, in_flight_per_node, notes [...], errors [...]}.
+    """
+    manage = str(options.get('manage', 'auto')).lower()
+    fast = has_fastpersist(deepspeed_version)
+    plan = {'manage': False, 'reason': None, 'section': None, 'reasons': {}, 'writers_per_node': None,
+            'pinned_bytes_per_writer': None, 'in_flight_per_node': None, 'notes': [], 'errors': [],
+            'deepspeed_version': deepspeed_version}
+    if manage in ('false', 'no', 'off'):
+        plan['reason'] = 'not managed: deepspeed_config_writer is false (the section is left as it is)'
+        return plan
+    if manage == 'auto' and not fast:
+        plan['reason'] = ('not managed: the training environment\'s DeepSpeed %s (FastPersist, the checkpoint.writer '
+                          'section, needs %s or later; the section is left as it is)'
+                          % ('is ' + deepspeed_version if deepspeed_version else 'was not found',
+                             '.'.join(str(part) for part in FASTPERSIST_SINCE)))
+        return plan
+    plan['manage'] = True
+    plan['reason'] = ('DeepSpeed %s has FastPersist' % deepspeed_version if fast
+                      else 'asked (deepspeed_config_writer: true); DeepSpeed %s' % (deepspeed_version or 'not found'))
+    double = bool(options.get('io_buffer_double', True))
+    need = buffer_need(aio, double)
+    asked = options.get('io_buffer_size', 'auto')
+    budget = memlock_bytes if isinstance(memlock_bytes, int) and not isinstance(memlock_bytes, bool) else None
+    reasons = {'type': 'FAST: the aio handle writes through pinned buffers (FastFileWriter)'}
+    if asked == 'auto' or asked is None:
+        size = _ceil(max(64 * MIB, need['need_bytes']), need['unit_bytes'])
+        why = ('%s: the larger of DeepSpeed\'s 64 MiB and %s of the aio queue (%d thread(s) x depth %d x block %s '
+               '= %s)' % (_size(size), 'two drains' if double else 'one drain', int(aio.get('intra_op_parallelism') or 1),
+                          int(aio['queue_depth']), _size(int(aio['block_size'])), _size(need['queue_bytes'])))
+        if budget is not None and size > budget:
+            if need['need_bytes'] <= budget:
+                size = need['need_bytes']
+                why += '; lowered to %s, the queue, within the training user\'s locked-memory limit %s' % (
+                    _size(size), _size(budget))
+            elif double and need['queue_bytes'] <= budget:
+                double, size = False, _ceil(need['queue_bytes'], need['unit_bytes'] // 2)
+                why += ('; one buffer of %s (no double buffer): the training user\'s locked-memory limit %s holds '
+                        'one queue, not two' % (_size(size), _size(budget)))
+                reasons['io_buffer_double'] = ('false: the locked-memory limit %s holds one queue (%s), not two'
+                                               % (_size(budget), _size(need['queue_bytes'])))
+            else:
+                plan['errors'].append(
+                    'the training user\'s locked-memory limit %s is below one rank\'s aio queue %s (%d thread(s) x '
+                    'depth %d x block %s): FastPersist\'s buffer cannot be pinned. Raise the limit '
+                    '(io_uring_engine_memlock) or lower the queue depth or block size'
+                    % (_size(budget), _size(need['queue_bytes']), int(aio.get('intra_op_parallelism') or 1),
+                       int(aio['queue_depth']), _size(int(aio['block_size']))))
+        reasons['io_buffer_size'] = why
+    else:
+        try:
+            size = normalize_writer_values({'io_buffer_size': asked})['io_buffer_size']
+        except ValueError as exc:
+            plan['errors'].append(str(exc).replace('writer.io_buffer_size', 'deepspeed_config_writer_io_buffer_size'))
+            size = None
+        if size is not None:
+            reasons['io_buffer_size'] = '%s: asked' % _size(size)
+            if size < need['need_bytes']:
+                plan['notes'].append(
+                    'deepspeed_config_writer_io_buffer_size %s is below %s (%s of %s): a drain cannot keep the aio '
+                    'queue full' % (_size(size), _size(need['need_bytes']), 'two drains' if double else 'one drain',
+                                    _size(need['queue_bytes'])))
+            if size % need['unit_bytes']:
+                plan['errors'].append('deepspeed_config_writer_io_buffer_size: %d is not a multiple of %d (%s x '
+                                      'intra_op_parallelism x block size)' % (size, need['unit_bytes'],
+                                                                              '2' if double else '1'))
+            if budget is not None and size > budget:
+                plan['errors'].append('deepspeed_config_writer_io_buffer_size: %s is above the training user\'s '
+                                      'locked-memory limit %s' % (_size(size), _size(budget)))
+    reasons.setdefault('io_buffer_double', (
+        'true: one half fills while the other drains' if double else 'false: asked'))
+    if budget is None:
+        known = 'unlimited' if memlock_bytes == 'unlimited' else 'io_uring_engine did not run'
+        plan['notes'].append('the training user\'s locked-memory limit is not known here (%s): the buffer is not '
+                             'checked against it' % known)
+    unit, writers, why = _data_parallel(options.get('data_parallel', 'auto'), int(ranks), list(numa_nodes or []))
+    reasons['data_parallel'] = why
+    plan['writers_per_node'] = writers
+    if size is not None:
+        plan['pinned_bytes_per_writer'] = size
+    plan['in_flight_per_node'] = writers * int(aio.get('intra_op_parallelism') or 1) * int(aio['queue_depth'])
+    planned = int(ranks) * int(aio.get('intra_op_parallelism') or 1) * int(aio['queue_depth'])
+    if writers < int(ranks):
+        plan['notes'].append('%d writer(s) per node keep %d requests in flight, not the %d of %d ranks the depth '
+                             'was planned for' % (writers, writers * planned // int(ranks), planned, int(ranks)))
+    plan['section'] = {'type': 'FAST', 'io_buffer_size': size, 'io_buffer_double': double, 'data_parallel': unit}
+    plan['reasons'] = reasons
+    return plan
+
+
+def drive_numa_nodes(facts, names):
+    """The NUMA node of each named namespace's first controller (nvme facts; None where sysfs gives none). A name
+    that is an md array (the checkpoint volume) stands for its members (xfs facts)."""
+    nvme = (facts or {}).get('nvme') or {}
+    controllers = dict((c.get('name'), c) for c in nvme.get('controllers') or [] if isinstance(c, dict))
+    namespaces = dict((n.get('name'), n) for n in nvme.get('namespaces') or [] if isinstance(n, dict))
+    members = {}
+    for fs in ((facts or {}).get('xfs') or {}).get('filesystems') or []:
+        md = fs.get('md') if isinstance(fs, dict) else None
+        if isinstance(md, dict) and fs.get('kernel_name'):
+            members[fs['kernel_name']] = md.get('members') or []
+    out = []
+    for name in names or []:
+        for member in members.get(name) or [name]:
+            ns = namespaces.get(member) or {}
+            ctrl = controllers.get((ns.get('controllers') or [None])[0]) or {}
+            out.append(ctrl.get('numa_node'))
+    return out
+
+
+ROLE_CHOICES = (
+    ('deepspeed_config_writer', ('auto', 'manage', 'leave')),
+    ('deepspeed_config_writer_data_parallel', ('auto',) + UNITS),
+)
+
+
+def role_input_errors(values):
+    """The deepspeed_config role's writer values out of their limits, one message each (the variable, the value,
+    the limit); a variable not given is not checked."""
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import parse_size
+
+    errors = []
+    for name, choices in ROLE_CHOICES:
+        if name in values and str(values[name]).upper() not in [choice.upper() for choice in choices]:
+            errors.append('%s: %r is not one of %s' % (name, values[name], ', '.join(choices)))
+    name = 'deepspeed_config_writer_io_buffer_size'
+    if name in values and values[name] != 'auto':
+        try:
+            size = parse_size(values[name], name)
+            if not O_DIRECT_ALIGNMENT * 2 <= size <= BUFFER_MAX or size % (O_DIRECT_ALIGNMENT * 2):
+                errors.append('%s: %r (%d bytes) is not auto or a multiple of %d from %d to %d bytes'
+                              % (name, values[name], size, O_DIRECT_ALIGNMENT * 2, O_DIRECT_ALIGNMENT * 2, BUFFER_MAX))
+        except ValueError as exc:
+            errors.append(str(exc))
+    name = 'deepspeed_config_writer_memlock'
+    if name in values and values[name] not in ('auto', 'unlimited', None):
+        try:
+            if parse_size(values[name], name) > MEMLOCK_MAX:
+                errors.append('%s: %r is above the limit %d bytes (or auto, unlimited)' % (name, values[name],
+                                                                                           MEMLOCK_MAX))
+        except ValueError as exc:
+            errors.append('%s (auto, unlimited or a size)' % exc)
+    name = 'deepspeed_config_writer_io_buffer_double'
+    if name in values:
+        try:
+            _bool(values[name], name)
+        except ValueError as exc:
+            errors.append(str(exc))
+    return errors
+
+
+def node_writer_plan(facts, options, aio, ranks, drives, engine_memlock=None):
+    """:func:`writer_plan` for a node from its facts: the DeepSpeed version the deepspeed facts found for the
+    training Python, the NUMA nodes of ``drives`` (namespaces or the volume's md array), the locked-memory budget
+    ``options['memlock']`` - ``auto`` (``engine_memlock``: the soft limit the io_uring_engine role settled for the
+    training user this run, None when it did not run), ``unlimited`` or a size."""
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import parse_size
+
+    installed = (((facts or {}).get('deepspeed') or {}).get('installed') or {})
+    memlock = options.get('memlock', 'auto')
+    if memlock == 'auto':
+        memlock = engine_memlock
+    elif memlock not in ('unlimited', None):
+        memlock = parse_size(memlock, 'deepspeed_config_writer_memlock')
+    if isinstance(memlock, str) and memlock != 'unlimited':
+        memlock = parse_size(memlock, 'the io_uring_engine memlock limit')
+    plan = writer_plan(options, aio, ranks, drive_numa_nodes(facts, drives), installed.get('version'), memlock)
+    if installed.get('error') and plan['manage']:
+        plan['notes'].append('the training environment\'s DeepSpeed: %s' % installed['error'])
+    return plan

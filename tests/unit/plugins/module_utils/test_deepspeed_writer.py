@@ -1,0 +1,167 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""module_utils/deepspeed/writer.py: the checkpoint.writer plan, merge and revert, and what DeepSpeed's own config
+parser (get_checkpoint_config) reads from the merged file. The parser tests need DeepSpeed as
+test_deepspeed_parser.py does (CHECKPOINT_IO_REQUIRE_DEEPSPEED=1 in the test command: fail, never skip)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+import pytest
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import writer as w
+
+MIB = 1024 * 1024
+AIO = {'block_size': MIB, 'queue_depth': 8, 'intra_op_parallelism': 1}
+AUTO = {'manage': 'auto', 'io_buffer_size': 'auto', 'io_buffer_double': True, 'data_parallel': 'auto'}
+REQUIRE_DEEPSPEED = os.environ.get('CHECKPOINT_IO_REQUIRE_DEEPSPEED') == '1'
+
+
+def test_fastpersist_is_read_from_the_version():
+    assert [w.has_fastpersist(v) for v in ('0.19.8', '0.17.1+cu121', '0.17.0', '0.16.9rc1', None, 'garbage')] == [
+        True, True, False, False, None, None]
+
+
+def test_an_old_or_unknown_deepspeed_leaves_the_section_alone_and_says_why():
+    plan = w.writer_plan(AUTO, AIO, 2, [0, 0], '0.16.4')
+    assert (plan['manage'], plan['section']) == (False, None)
+    assert 'is 0.16.4' in plan['reason'] and 'needs 0.17.1 or later' in plan['reason']
+    assert 'was not found' in w.writer_plan(AUTO, AIO, 2, [0], None)['reason']
+    assert w.writer_plan(dict(AUTO, manage=False), AIO, 2, [0], '0.19.8')['manage'] is False
+    assert w.writer_plan(dict(AUTO, manage=True), AIO, 2, [0], None)['manage'] is True
+
+
+def test_the_buffer_holds_two_drains_of_the_queue_and_at_least_deepspeeds_64_mib():
+    plan = w.writer_plan(AUTO, AIO, 2, [0, 0], '0.19.8')
+    assert plan['section'] == {'type': 'FAST', 'io_buffer_size': 64 * MIB, 'io_buffer_double': True,
+                               'data_parallel': 'REPLICA'}
+    deep = dict(AIO, queue_depth=32, intra_op_parallelism=2)  # 2 x 32 x 1 MiB a drain, two drains: 128 MiB
+    plan = w.writer_plan(AUTO, deep, 2, [0, 0], '0.19.8')
+    assert plan['section']['io_buffer_size'] == 128 * MIB
+    assert plan['reasons']['io_buffer_size'].startswith('128 MiB: the larger of')
+    assert plan['pinned_bytes_per_writer'] == 128 * MIB and plan['errors'] == []
+
+
+def test_the_locked_memory_limit_lowers_the_buffer_then_drops_the_double_buffer_then_refuses():
+    deep = dict(AIO, queue_depth=16)  # a queue of 16 MiB, two drains 32 MiB
+    assert w.writer_plan(AUTO, deep, 2, [0], '0.19.8', 48 * MIB)['section']['io_buffer_size'] == 32 * MIB
+    plan = w.writer_plan(AUTO, deep, 2, [0], '0.19.8', 20 * MIB)
+    assert (plan['section']['io_buffer_size'], plan['section']['io_buffer_double']) == (16 * MIB, False)
+    assert plan['reasons']['io_buffer_double'].startswith('false: the locked-memory limit 20 MiB')
+    plan = w.writer_plan(AUTO, deep, 2, [0], '0.19.8', 8 * MIB)
+    assert plan['errors'] == [
+        "the training user's locked-memory limit 8 MiB is below one rank's aio queue 16 MiB (1 thread(s) x depth 16 "
+        "x block 1 MiB): FastPersist's buffer cannot be pinned. Raise the limit (io_uring_engine_memlock) or lower "
+        "the queue depth or block size"]
+    assert 'not known here (unlimited)' in w.writer_plan(AUTO, deep, 2, [0], '0.19.8', 'unlimited')['notes'][0]
+
+
+def test_a_buffer_asked_for_is_checked_against_the_queue_the_unit_and_the_limit():
+    plan = w.writer_plan(dict(AUTO, io_buffer_size=8 * MIB), AIO, 1, [0], '0.19.8', 4 * MIB)
+    assert plan['errors'] == ["deepspeed_config_writer_io_buffer_size: 8 MiB is above the training user's "
+                              "locked-memory limit 4 MiB"]
+    assert 'a drain cannot keep the aio queue full' in plan['notes'][0]
+    plan = w.writer_plan(dict(AUTO, io_buffer_size=3 * MIB), AIO, 1, [0], '0.19.8')
+    assert 'is not a multiple of 2097152' in plan['errors'][0]
+    plan = w.writer_plan(dict(AUTO, io_buffer_size='lots'), AIO, 1, [0], '0.19.8')
+    assert plan['errors'] == ["deepspeed_config_writer_io_buffer_size: 'lots' is not a whole number"]
+
+
+@pytest.mark.parametrize('ranks, numa, unit, writers, why', [
+    (1, [0, 1], 'MACHINE', 1, 'one rank per node'),
+    (8, [0, 0, 1, 1], 'SOCKET', 2, 'behind 2 NUMA nodes (0, 1)'),
+    (8, [0, 0], 'REPLICA', 8, 'all sit behind NUMA node 0'),
+    (8, [None, None], 'REPLICA', 8, 'NUMA nodes are not known'),
+])
+def test_data_parallel_follows_where_the_drives_sit(ranks, numa, unit, writers, why):
+    plan = w.writer_plan(AUTO, AIO, ranks, numa, '0.19.8')
+    assert (plan['section']['data_parallel'], plan['writers_per_node']) == (unit, writers)
+    assert why in plan['reasons']['data_parallel']
+    assert bool(plan['notes'] and 'writer(s) per node keep' in plan['notes'][-1]) == (writers < ranks)
+
+
+def test_merge_keeps_every_other_key_and_a_second_merge_changes_nothing():
+    config = {'train_batch_size': 8, 'checkpoint': {'tag_validation': 'Warn', 'writer': {'show_statistics': True}}}
+    new, changed, removed = w.merge_writer(config, {'type': 'fast', 'io_buffer_size': 64 * MIB,
+                                                    'io_buffer_double': 'yes', 'data_parallel': 'replica'})
+    assert new['checkpoint'] == {'tag_validation': 'Warn', 'writer': {
+        'show_statistics': True, 'type': 'FAST', 'io_buffer_size': 64 * MIB, 'io_buffer_double': True,
+        'data_parallel': 'REPLICA'}}
+    assert config['checkpoint']['writer'] == {'show_statistics': True}  # not mutated
+    assert changed == ['writer.type', 'writer.io_buffer_size', 'writer.io_buffer_double', 'writer.data_parallel']
+    assert removed == [] and w.merge_writer(new, new['checkpoint']['writer'])[1] == []
+
+
+def test_merge_refuses_values_deepspeed_would_not_take_naming_key_and_limit():
+    for bad, message in [({'type': 'turbo'}, "writer.type: 'turbo' is not one of FAST, PYTHON, MOCK"),
+                         ({'io_buffer_size': 1000}, 'writer.io_buffer_size: 1000 is out of range'),
+                         ({'io_buffer_size': 1536}, 'is not a multiple of 1024'),
+                         ({'io_multiplier': 0}, 'writer.io_multiplier: 0 is out of range [1..64]'),
+                         ({'io_buffer_double': 'maybe'}, "writer.io_buffer_double: 'maybe' is not a boolean"),
+                         ({'num_writers': 2}, 'writer.num_writers is not a DeepSpeed checkpoint.writer key')]:
+        with pytest.raises(ValueError, match=message.replace('[', r'\[').replace(']', r'\]')):
+            w.merge_writer({}, bad)
+    with pytest.raises(ValueError, match='checkpoint must be a JSON object, got list'):
+        w.merge_writer({'checkpoint': []}, {'type': 'FAST'})
+
+
+@pytest.mark.parametrize('config', [
+    {'train_batch_size': 8},
+    {'checkpoint': {'tag_validation': 'Fail'}},
+    {'checkpoint': {'writer': {'type': 'PYTHON', 'decoupled': True}}},
+])
+def test_restore_puts_back_what_the_record_holds(config):
+    entry = w.writer_record_fields(config)
+    new = w.merge_writer(config, {'type': 'FAST', 'io_buffer_size': 64 * MIB})[0]
+    new['zero_optimization'] = {'stage': 2}  # a key the user added since is kept
+    assert w.restore_writer(new, entry) == dict(config, zero_optimization={'stage': 2})
+    # an entry recorded before the writer was managed leaves the writer alone
+    assert w.restore_writer(new, {'aio_present': False}) == new
+
+
+def test_effective_writer_names_string_booleans_and_unknown_keys():
+    got = w.effective_writer({'type': 'fast', 'io_buffer_double': 'false', 'num_writers': 2})
+    assert got['writer']['type'] == 'FAST' and got['writer']['io_buffer_size'] == 64 * MIB
+    assert got['warnings'] == ["checkpoint.writer.io_buffer_double is the string 'false', which DeepSpeed takes as "
+                               "True", 'checkpoint.writer.num_writers is not read by DeepSpeed 0.19.8']
+    assert w.effective_writer(None) == {'writer': None, 'warnings': []}
+
+
+# --- against DeepSpeed's own parser ------------------------------------------------------------------------------
+try:
+    from deepspeed.runtime.model_checkpointing import config as ds_checkpoint_config
+    from deepspeed.runtime.model_checkpointing import constants as ds_constants
+    DS_ERROR = None
+except ImportError as exc:
+    ds_checkpoint_config = ds_constants = None
+    DS_ERROR = '%s: %s' % (type(exc).__name__, exc)
+
+
+def _deepspeed():
+    if ds_checkpoint_config is None:
+        if REQUIRE_DEEPSPEED:
+            pytest.fail('CHECKPOINT_IO_REQUIRE_DEEPSPEED=1 but DeepSpeed cannot be imported (%s)' % DS_ERROR)
+        pytest.skip('DeepSpeed is not importable (%s)' % DS_ERROR)
+
+
+def test_the_defaults_and_keys_are_deepspeeds():
+    _deepspeed()
+    parsed = ds_checkpoint_config.get_checkpoint_config(json.loads('{"checkpoint": {"writer": {}}}'))
+    assert parsed['writer'] == dict(w.WRITER_DEFAULTS)
+    assert w.effective_writer({})['writer'] == parsed['writer']
+    assert sorted(ds_constants.CHECKPOINT_WRITER_TYPES) == sorted(w.TYPES)
+    assert sorted(ds_constants.CHECKPOINT_DATA_PARALLEL_UNITS) == sorted(w.UNITS)
+
+
+@pytest.mark.parametrize('ranks, numa', [(1, [0]), (8, [0, 1]), (8, [0, 0])])
+def test_deepspeed_reads_the_planned_section_as_planned(ranks, numa):
+    _deepspeed()
+    plan = w.writer_plan(AUTO, dict(AIO, queue_depth=32), ranks, numa, '0.19.8')
+    new = w.merge_writer({'train_batch_size': 8, 'aio': {'queue_depth': 32}}, plan['section'])[0]
+    parsed = ds_checkpoint_config.get_checkpoint_config(json.loads(json.dumps(new)))['writer']
+    assert dict((key, parsed[key]) for key in plan['section']) == plan['section']
+    assert parsed == w.effective_writer(new['checkpoint']['writer'])['writer']
