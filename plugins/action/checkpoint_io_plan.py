@@ -29,7 +29,8 @@ ARGUMENT_SPEC = dict(inputs=dict(type='dict', required=True), settings=dict(type
                      gather=dict(type='dict', default={}), report_dir=dict(type='str'),
                      record=dict(type='bool', default=True))
 ROLES = ('gds', 'io_uring_engine', 'block_layer', 'xfs', 'deepspeed_config', 'nvmeof_rdma', 'thermal_validate')
-GATHER_KEYS = ('training_user', 'checkpoint_paths', 'deepspeed_configs', 'state_dir', 'gather_subset', 'fio_probe')
+GATHER_KEYS = ('training_user', 'checkpoint_paths', 'deepspeed_configs', 'deepspeed_python', 'state_dir', 'gather_subset',
+               'fio_probe')
 REFERENCE = re.compile(r'^\{\{\s*([a-z_][a-z0-9_]*)\s*\}\}$')
 ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'roles')
 

@@ -53,7 +53,7 @@ options:
     default: {}
   gather:
     description: Options of the facts gather (C(training_user), C(checkpoint_paths), C(deepspeed_configs),
-      C(state_dir), C(gather_subset), C(fio_probe)); others are ignored.
+      C(deepspeed_python), C(state_dir), C(gather_subset), C(fio_probe)); others are ignored.
     type: dict
     default: {}
   report_dir:

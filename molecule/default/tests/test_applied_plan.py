@@ -53,6 +53,12 @@ def test_the_ds_config_has_the_plans_aio_section(host, plan):
     assert aio["use_gds"] is wanted["use_gds"] is False
 
 
+def test_the_ds_config_has_the_plans_checkpoint_writer(host, plan):
+    writer = plan["deepspeed_config"]["writer"]
+    assert writer["manage"] is True and writer["errors"] == []  # checkpoint_io_deepspeed_writer: manage
+    assert json.loads(host.file(DS_CONFIG).content_string)["checkpoint"]["writer"] == writer["section"]
+
+
 def test_cufile_json_is_sized_for_the_plans_depth(facts, plan):
     props = facts["gds"]["cufile_json"]["properties"]
     for key, value in plan["gds"]["cufile_set"].items():

@@ -271,8 +271,8 @@ def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock
     plan = {'manage': False, 'reason': None, 'section': None, 'reasons': {}, 'writers_per_node': None,
             'pinned_bytes_per_writer': None, 'in_flight_per_node': None, 'notes': [], 'errors': [],
             'deepspeed_version': deepspeed_version}
-    if manage in ('false', 'no', 'off'):
-        plan['reason'] = 'not managed: deepspeed_config_writer is false (the section is left as it is)'
+    if manage in ('leave', 'false', 'no', 'off'):
+        plan['reason'] = 'not managed, as asked (leave): the section is left as it is'
         return plan
     if manage == 'auto' and not fast:
         plan['reason'] = ('not managed: the training environment\'s DeepSpeed %s (FastPersist, the checkpoint.writer '
@@ -281,13 +281,14 @@ def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock
                              '.'.join(str(part) for part in FASTPERSIST_SINCE)))
         return plan
     plan['manage'] = True
-    plan['reason'] = ('DeepSpeed %s has FastPersist' % deepspeed_version if fast
-                      else 'asked (deepspeed_config_writer: true); DeepSpeed %s' % (deepspeed_version or 'not found'))
+    plan['reason'] = ('managed: DeepSpeed %s has FastPersist' % deepspeed_version if fast
+                      else 'managed as asked (manage); the training environment\'s DeepSpeed is %s'
+                      % (deepspeed_version or 'not known'))
     double = bool(options.get('io_buffer_double', True))
     need = buffer_need(aio, double)
     asked = options.get('io_buffer_size', 'auto')
     budget = memlock_bytes if isinstance(memlock_bytes, int) and not isinstance(memlock_bytes, bool) else None
-    reasons = {'type': 'FAST: the aio handle writes through pinned buffers (FastFileWriter)'}
+    reasons = {'type': 'the aio handle drains pinned buffers (FastFileWriter)'}
     if asked == 'auto' or asked is None:
         size = _ceil(max(64 * MIB, need['need_bytes']), need['unit_bytes'])
         why = ('%s: the larger of DeepSpeed\'s 64 MiB and %s of the aio queue (%d thread(s) x depth %d x block %s '
@@ -351,6 +352,15 @@ def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock
     plan['section'] = {'type': 'FAST', 'io_buffer_size': size, 'io_buffer_double': double, 'data_parallel': unit}
     plan['reasons'] = reasons
     return plan
+
+
+def plan_lines(plan):
+    """The plan in words, one line each: why it is (not) managed, each key = value: its reason, the notes."""
+    lines = [plan['reason']]
+    for key, value in (plan.get('section') or {}).items():
+        reason = (plan.get('reasons') or {}).get(key)
+        lines.append('%s = %s%s' % (key, value, (': ' + reason) if reason else ''))
+    return lines + list(plan.get('notes') or []) + list(plan.get('errors') or [])
 
 
 def drive_numa_nodes(facts, names):
@@ -430,6 +440,7 @@ def node_writer_plan(facts, options, aio, ranks, drives, engine_memlock=None):
     if isinstance(memlock, str) and memlock != 'unlimited':
         memlock = parse_size(memlock, 'the io_uring_engine memlock limit')
     plan = writer_plan(options, aio, ranks, drive_numa_nodes(facts, drives), installed.get('version'), memlock)
-    if installed.get('error') and plan['manage']:
+    if installed.get('error'):
         plan['notes'].append('the training environment\'s DeepSpeed: %s' % installed['error'])
+    plan['lines'] = plan_lines(plan)
     return plan

@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.block import block_queue
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import writer as ds_writer
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.io_uring import engine_access
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fabric import fabric_plan
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.gds import gds_plan
@@ -174,15 +175,35 @@ def xfs(facts, inputs, settings, selected):
     return out
 
 
-def deepspeed_config(facts, inputs, settings, depth, directory):
-    """Step 5: the aio section merged into each ds_config file."""
+def _writer(facts, inputs, settings, depth, selected, engine):
+    """DeepSpeed's checkpoint writer (module_utils/deepspeed/writer.py) as the role will plan it: the aio depth the
+    run writes (the sizing depth where the sweep decides), the selected drives' NUMA nodes, the memlock bound the
+    io_uring_engine step plans."""
+    options = {'manage': inputs.get('checkpoint_io_deepspeed_writer') or settings.get('deepspeed_config_writer', 'auto'),
+               'memlock': settings.get('deepspeed_config_writer_memlock', 'auto')}
+    for key in ('io_buffer_size', 'io_buffer_double', 'data_parallel'):
+        options[key] = settings.get('deepspeed_config_writer_' + key, True if key == 'io_buffer_double' else 'auto')
+    aio = {'block_size': _bytes(settings.get('deepspeed_config_block_size', '1M'), 'deepspeed_config_block_size'),
+           'queue_depth': depth['per_rank'] or depth['sizing'],
+           'intra_op_parallelism': settings.get('deepspeed_config_intra_op_parallelism', 1)}
+    memlock = engine.get('memlock_bound_bytes') if engine.get('memlock') == 'auto' else engine.get('memlock')
+    try:
+        return ds_writer.node_writer_plan(facts, options, aio, int(inputs.get('checkpoint_io_ranks') or 8),
+                                          [drive.get('name') for drive in selected], memlock)
+    except (ValueError, TypeError) as exc:
+        return {'manage': None, 'errors': ['deepspeed_config writer: %s' % exc], 'lines': [str(exc)]}
+
+
+def deepspeed_config(facts, inputs, settings, depth, directory, selected=(), engine=None):
+    """Step 5: the aio section merged into each ds_config file, and DeepSpeed's checkpoint writer beside it."""
     files = inputs.get('checkpoint_io_deepspeed_configs') or []
     if not files:
         return {'skip': 'no checkpoint_io_deepspeed_configs'}
     path = (section(facts, 'gds') or {}).get('path')
     asked = str(settings.get('deepspeed_config_use_gds', 'auto')).lower()
     use_gds = (path == 'dma') if asked == 'auto' else asked == 'true'
-    return {'files': files, 'checkpoint_dir': directory,
+    writer = _writer(facts, inputs, settings, depth, list(selected or []), engine or {})
+    return {'files': files, 'checkpoint_dir': directory, 'writer': writer, 'errors': list(writer.get('errors') or []),
             'aio': {'block_size': _bytes(settings.get('deepspeed_config_block_size', '1M'),
                                          'deepspeed_config_block_size'),
                     'queue_depth': depth['per_rank'],

@@ -42,14 +42,16 @@ def node_plan(facts, inputs, settings, host=None, made_at=None):
     depth = depth_policy(facts, inputs.get('checkpoint_io_queue_depth'), directory, block,
                          inputs.get('checkpoint_io_ranks'), settings.get('deepspeed_config_sweep_depths'))
     gds = layers.gds(facts, inputs, settings, depth, directory)
+    engine = layers.io_uring_engine(facts, inputs, settings, depth, drives['selected'])
     plan = {
         'schema_version': SCHEMA_VERSION, 'host': host, 'made_at': made_at, 'order': list(APPLY_ORDER),
         'problems': list(drives['problems']), 'drives': drives, 'checkpoint_dir': directory, 'queue_depth': depth,
         'gds': gds,
-        'io_uring_engine': layers.io_uring_engine(facts, inputs, settings, depth, drives['selected']),
+        'io_uring_engine': engine,
         'block_layer': layers.block_layer(facts, settings, drives['selected']),
         'xfs': layers.xfs(facts, inputs, settings, drives['selected']),
-        'deepspeed_config': layers.deepspeed_config(facts, inputs, settings, depth, directory),
+        'deepspeed_config': layers.deepspeed_config(facts, inputs, settings, depth, directory, drives['selected'],
+                                                    engine),
         'nvmeof_rdma': layers.nvmeof_rdma(facts, settings),
         'thermal_validate': layers.thermal_validate(inputs, settings, depth, directory),
         'verification': layers.verification(inputs, depth, directory),
@@ -84,10 +86,13 @@ def _section_line(name, part):
             part.get('checkpoint_dir'))
     elif name == 'deepspeed_config':
         aio = part.get('aio') or {}
-        text = '%s: aio block_size %s, queue_depth %s (%s), use_gds %s' % (
+        writer = part.get('writer') or {}
+        text = '%s: aio block_size %s, queue_depth %s (%s), use_gds %s; checkpoint.writer %s' % (
             ', '.join(part.get('files') or []), aio.get('block_size'),
             aio.get('queue_depth') if aio.get('queue_depth') is not None else 'measured in this run',
-            part.get('queue_depth_reason'), aio.get('use_gds'))
+            part.get('queue_depth_reason'), aio.get('use_gds'),
+            ', '.join('%s=%s' % item for item in (writer.get('section') or {}).items()) + ' (' + str(writer.get('reason'))
+            + ')' if writer.get('manage') else (writer.get('reason') or 'not planned'))
     elif name == 'nvmeof_rdma':
         text = '; '.join('%s over %s at %s (%s), queue size %s' % (
             t['nqn'], t['transport'], t['address'], 'connected' if t['connected'] else 'to connect',

@@ -31,8 +31,9 @@ def test_an_old_or_unknown_deepspeed_leaves_the_section_alone_and_says_why():
     assert (plan['manage'], plan['section']) == (False, None)
     assert 'is 0.16.4' in plan['reason'] and 'needs 0.17.1 or later' in plan['reason']
     assert 'was not found' in w.writer_plan(AUTO, AIO, 2, [0], None)['reason']
-    assert w.writer_plan(dict(AUTO, manage=False), AIO, 2, [0], '0.19.8')['manage'] is False
-    assert w.writer_plan(dict(AUTO, manage=True), AIO, 2, [0], None)['manage'] is True
+    assert w.writer_plan(dict(AUTO, manage='leave'), AIO, 2, [0], '0.19.8')['manage'] is False
+    plan = w.writer_plan(dict(AUTO, manage='manage'), AIO, 2, [0], None)
+    assert plan['manage'] is True and plan['reason'].endswith("the training environment's DeepSpeed is not known")
 
 
 def test_the_buffer_holds_two_drains_of_the_queue_and_at_least_deepspeeds_64_mib():
@@ -82,6 +83,28 @@ def test_data_parallel_follows_where_the_drives_sit(ranks, numa, unit, writers, 
     assert (plan['section']['data_parallel'], plan['writers_per_node']) == (unit, writers)
     assert why in plan['reasons']['data_parallel']
     assert bool(plan['notes'] and 'writer(s) per node keep' in plan['notes'][-1]) == (writers < ranks)
+
+
+def test_the_node_plan_reads_the_version_the_numa_nodes_behind_the_array_and_the_engine_limit():
+    facts = {
+        'nvme': {'controllers': [{'name': 'nvme1', 'numa_node': 0}, {'name': 'nvme2', 'numa_node': 1}],
+                 'namespaces': [{'name': 'nvme1n1', 'controllers': ['nvme1']},
+                                {'name': 'nvme2n1', 'controllers': ['nvme2']}]},
+        'xfs': {'filesystems': [{'kernel_name': 'md127', 'md': {'members': ['nvme1n1', 'nvme2n1']}}]},
+        'deepspeed': {'installed': {'version': '0.19.8', 'error': None}},
+    }
+    plan = w.node_writer_plan(facts, dict(AUTO, memlock='auto'), dict(AIO, queue_depth=32), 8, ['md127'], '48M')
+    # two drains of 32 MiB do not fit in 48 MiB: one buffer of one drain
+    assert plan['section'] == {'type': 'FAST', 'io_buffer_size': 32 * MIB, 'io_buffer_double': False,
+                               'data_parallel': 'SOCKET'}
+    assert plan['lines'][0] == 'managed: DeepSpeed 0.19.8 has FastPersist'
+    assert plan['lines'][1] == 'type = FAST: the aio handle drains pinned buffers (FastFileWriter)'
+    assert any(line.startswith('data_parallel = SOCKET: the data drives sit behind 2 NUMA nodes (0, 1)')
+               for line in plan['lines'])
+    assert plan['lines'][-1].startswith('2 writer(s) per node keep 64 requests in flight, not the 256 of 8 ranks')
+    assert w.node_writer_plan(facts, dict(AUTO, memlock='unlimited'), AIO, 8, ['md127'])['errors'] == []
+    with pytest.raises(ValueError, match='deepspeed_config_writer_memlock'):
+        w.node_writer_plan(facts, dict(AUTO, memlock='lots'), AIO, 8, ['md127'])
 
 
 def test_merge_keeps_every_other_key_and_a_second_merge_changes_nothing():

@@ -118,6 +118,22 @@ def test_auto_depth_sizes_for_the_deepest_sweep_point_and_takes_the_recorded_kne
     assert second['deepspeed_config']['skip'] and second['thermal_validate']['queue_depth'] == 2
 
 
+def test_the_plan_names_the_checkpoint_writer_it_will_write_or_why_not():
+    given = {'checkpoint_io_deepspeed_configs': ['/etc/deepspeed/ds_config.json']}
+    plan = _plan(given=given)
+    writer = plan['deepspeed_config']['writer']
+    assert writer['manage'] is False and 'was not found' in writer['reason']
+    assert any('checkpoint.writer not managed' in line for line in plan_lines(plan))
+    facts = copy.deepcopy(FACTS)
+    facts['deepspeed'] = {'installed': {'version': '0.19.8', 'error': None}}
+    plan = _plan(facts, given=given)
+    writer = plan['deepspeed_config']['writer']
+    assert writer['section']['type'] == 'FAST' and writer['section']['io_buffer_size'] >= 64 * 1024 * 1024
+    assert any('checkpoint.writer type=FAST' in line for line in plan_lines(plan))
+    bad = _plan(facts, given=given, settings={'deepspeed_config_writer_memlock': 'lots'})
+    assert 'deepspeed_config_writer_memlock' in bad['deepspeed_config']['errors'][0]
+
+
 def test_problems_stop_the_node_and_a_bad_setting_is_an_error_not_a_traceback():
     plan = _plan(given={'checkpoint_io_data_drives': {'serials': ['DATA0009']}})
     assert plan['problems'] and 'DATA0009' in plan['problems'][0]
