@@ -291,19 +291,19 @@ def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock
     reasons = {'type': 'the aio handle drains pinned buffers (FastFileWriter)'}
     if asked == 'auto' or asked is None:
         size = _ceil(max(64 * MIB, need['need_bytes']), need['unit_bytes'])
-        why = ('%s: the larger of DeepSpeed\'s 64 MiB and %s of the aio queue (%d thread(s) x depth %d x block %s '
+        why = ('%s, the larger of DeepSpeed\'s 64 MiB and %s of the aio queue (%d thread(s) x depth %d x block %s '
                '= %s)' % (_size(size), 'two drains' if double else 'one drain', int(aio.get('intra_op_parallelism') or 1),
                           int(aio['queue_depth']), _size(int(aio['block_size'])), _size(need['queue_bytes'])))
         if budget is not None and size > budget:
             if need['need_bytes'] <= budget:
                 size = need['need_bytes']
-                why += '; lowered to %s, the queue, within the training user\'s locked-memory limit %s' % (
-                    _size(size), _size(budget))
+                why += '; lowered to %s, %s, within the training user\'s locked-memory limit %s' % (
+                    _size(size), 'two drains' if double else 'one drain', _size(budget))
             elif double and need['queue_bytes'] <= budget:
                 double, size = False, _ceil(need['queue_bytes'], need['unit_bytes'] // 2)
                 why += ('; one buffer of %s (no double buffer): the training user\'s locked-memory limit %s holds '
                         'one queue, not two' % (_size(size), _size(budget)))
-                reasons['io_buffer_double'] = ('false: the locked-memory limit %s holds one queue (%s), not two'
+                reasons['io_buffer_double'] = ('the locked-memory limit %s holds one queue (%s), not two'
                                                % (_size(budget), _size(need['queue_bytes'])))
             else:
                 plan['errors'].append(
@@ -320,7 +320,7 @@ def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock
             plan['errors'].append(str(exc).replace('writer.io_buffer_size', 'deepspeed_config_writer_io_buffer_size'))
             size = None
         if size is not None:
-            reasons['io_buffer_size'] = '%s: asked' % _size(size)
+            reasons['io_buffer_size'] = '%s, asked' % _size(size)
             if size < need['need_bytes']:
                 plan['notes'].append(
                     'deepspeed_config_writer_io_buffer_size %s is below %s (%s of %s): a drain cannot keep the aio '
@@ -333,8 +333,7 @@ def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock
             if budget is not None and size > budget:
                 plan['errors'].append('deepspeed_config_writer_io_buffer_size: %s is above the training user\'s '
                                       'locked-memory limit %s' % (_size(size), _size(budget)))
-    reasons.setdefault('io_buffer_double', (
-        'true: one half fills while the other drains' if double else 'false: asked'))
+    reasons.setdefault('io_buffer_double', 'one half fills while the other drains' if double else 'asked')
     if budget is None:
         known = 'unlimited' if memlock_bytes == 'unlimited' else 'io_uring_engine did not run'
         plan['notes'].append('the training user\'s locked-memory limit is not known here (%s): the buffer is not '

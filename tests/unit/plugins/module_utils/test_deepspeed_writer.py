@@ -43,7 +43,7 @@ def test_the_buffer_holds_two_drains_of_the_queue_and_at_least_deepspeeds_64_mib
     deep = dict(AIO, queue_depth=32, intra_op_parallelism=2)  # 2 x 32 x 1 MiB a drain, two drains: 128 MiB
     plan = w.writer_plan(AUTO, deep, 2, [0, 0], '0.19.8')
     assert plan['section']['io_buffer_size'] == 128 * MIB
-    assert plan['reasons']['io_buffer_size'].startswith('128 MiB: the larger of')
+    assert plan['reasons']['io_buffer_size'].startswith('128 MiB, the larger of')
     assert plan['pinned_bytes_per_writer'] == 128 * MIB and plan['errors'] == []
 
 
@@ -52,7 +52,7 @@ def test_the_locked_memory_limit_lowers_the_buffer_then_drops_the_double_buffer_
     assert w.writer_plan(AUTO, deep, 2, [0], '0.19.8', 48 * MIB)['section']['io_buffer_size'] == 32 * MIB
     plan = w.writer_plan(AUTO, deep, 2, [0], '0.19.8', 20 * MIB)
     assert (plan['section']['io_buffer_size'], plan['section']['io_buffer_double']) == (16 * MIB, False)
-    assert plan['reasons']['io_buffer_double'].startswith('false: the locked-memory limit 20 MiB')
+    assert plan['reasons']['io_buffer_double'].startswith('the locked-memory limit 20 MiB')
     plan = w.writer_plan(AUTO, deep, 2, [0], '0.19.8', 8 * MIB)
     assert plan['errors'] == [
         "the training user's locked-memory limit 8 MiB is below one rank's aio queue 16 MiB (1 thread(s) x depth 16 "
