@@ -553,6 +553,9 @@ def _single_ana_state(ctrl):
     return states[0] if len(states) == 1 else None
 
 
+PATH_NODE_RE = re.compile(r"^nvme\d+c\d+n\d+$")
+
+
 def parse_nvme_list(text):
     """Parse ``nvme list -o json`` or ``nvme list -v -o json``, any nvme-cli.
 
@@ -569,11 +572,13 @@ def parse_nvme_list(text):
     * flat (``Devices[].DevicePath``, 1.x-2.10, 2.13): no controller,
       subsystem or transport information -> ``None``; ``paths`` is ``[]``;
       1.x output without ``NameSpace`` takes ``nsid`` from the device name.
-    * nested (``Devices[].Subsystems[]``, 2.11 default / ``-v``): a
+    * nested (``Devices[].Subsystems[]``, 2.11 default / ``-v``; in 1.x ``-v`` each ``Devices[]`` entry is the
+      subsystem itself, with its ``Controllers[]`` and ``Namespaces[]``): a
       namespace under a controller has that controller as its one path; a
       namespace under the subsystem (native multipath, NVMe-oF) lists every
       controller path with its ``ANAState``; its ``controller``/``transport``/
       ``address`` are set only when all its paths agree, else ``None``.
+    * Native-multipath path nodes (``nvme0c1n1``: a controller's path, size 0 in 1.x) are left out.
     * ``{"Devices": []}`` and ``{}`` -> layout ``"empty"``, ``devices`` ``[]``.
     * Negative sizes (1.x int32 overflow ``-2147483648``) -> ``None`` plus an
       error; ``size_bytes`` then falls back to ``MaximumLBA x SectorSize``.
@@ -606,8 +611,15 @@ def parse_nvme_list(text):
             for s_index, subsys in enumerate(_as_list(entry["Subsystems"], errors, "Devices[%d].Subsystems" % index)):
                 if isinstance(subsys, dict):
                     _subsystem_devices(subsys, errors, "Devices[%d].Subsystems[%d]." % (index, s_index), devices)
+        elif "DevicePath" not in entry and ("Controllers" in entry or "Subsystem" in entry):
+            # nvme-cli 1.x `nvme list -v -o json`: each Devices[] entry is a subsystem (no HostNQN wrapper)
+            nested = True
+            _subsystem_devices(entry, errors, "Devices[%d]." % index, devices)
         else:
             devices.append(_flat_device(entry, errors, "devices[%d]." % len(devices)))
+    # A native-multipath path node (nvme<X>c<Y>n<Z>, size 0 in 1.x's flat list) is a controller's path to a
+    # namespace, not a namespace: the namespace is its head (nvme<X>n<Z>).
+    devices = [device for device in devices if not PATH_NODE_RE.match((device.get("device") or "").rsplit("/", 1)[-1])]
     result["devices"] = devices
     result["layout"] = "nested" if nested else ("flat" if devices else "empty")
     return result

@@ -139,6 +139,40 @@ def test_parse_nvme_list_nested_subsystem_without_controllers():
     assert result["errors"] == {}
 
 
+def test_parse_nvme_list_v1x_verbose_each_device_entry_is_a_subsystem():
+    """nvme-cli 1.x `nvme list -v -o json` (1.x's space-colon-space spacing): Devices[] holds the subsystems
+    themselves, each with Controllers[] (their Namespaces[]) and no HostNQN/Subsystems wrapper."""
+    text = (
+        '{\n  "Devices" : [\n    {\n      "Subsystem" : "nvme-subsys1",\n'
+        '      "SubsystemNQN" : "nqn.2014.08.org.nvmexpress:144d144dS4EXAMPLE0001 SAMPLE PM9A3",\n'
+        '      "Controllers" : [\n        {\n          "Controller" : "nvme1",\n'
+        '          "SerialNumber" : "S4EXAMPLE0001",\n          "ModelNumber" : "SAMPLE PM9A3",\n'
+        '          "Firmware" : "GDC5302Q",\n          "Transport" : "pcie",\n'
+        '          "Address" : "0000:3b:00.0",\n          "Namespaces" : [\n            {\n'
+        '              "NameSpace" : "nvme1n1",\n              "NSID" : 1,\n'
+        '              "UsedBytes" : 4096,\n              "MaximumLBA" : 937703088,\n'
+        '              "PhysicalSize" : 480103981056,\n              "SectorSize" : 512\n            }\n'
+        '          ]\n        }\n      ],\n      "Namespaces" : [\n      ]\n    }\n  ]\n}\n')
+    result = parse_nvme_list(text)
+    assert result["layout"] == "nested" and result["errors"] == {}
+    assert len(result["devices"]) == 1
+    subset(result["devices"][0], {
+        "device": "/dev/nvme1n1", "controller": "nvme1", "subsystem": "nvme-subsys1", "serial": "S4EXAMPLE0001",
+        "model": "SAMPLE PM9A3", "transport": "pcie", "address": "0000:3b:00.0", "nsid": 1,
+        "size_bytes": 480103981056,
+    })
+
+
+def test_parse_nvme_list_multipath_path_nodes_are_not_namespaces():
+    text = json.dumps({"Devices": [
+        {"DevicePath": "/dev/nvme0c0n1", "NameSpace": 1, "PhysicalSize": 0, "SectorSize": 512},
+        {"DevicePath": "/dev/nvme0c1n1", "NameSpace": 1, "PhysicalSize": 0, "SectorSize": 512},
+        {"DevicePath": "/dev/nvme0n1", "NameSpace": 1, "PhysicalSize": 1000204886016, "SectorSize": 512,
+         "SerialNumber": "FABRIC0001"}]})
+    result = parse_nvme_list(text)
+    assert [d["device"] for d in result["devices"]] == ["/dev/nvme0n1"] and result["layout"] == "flat"
+
+
 def test_parse_nvme_list_wrong_type_in_one_field():
     doc = json.loads(fixture("list_v2.3_flat.json"))
     doc["Devices"][0]["SectorSize"] = "big"
