@@ -10,6 +10,9 @@ while read -r tool package; do
   command -v "$tool" >/dev/null 2>&1 || packages+=("$package")
 done < lab/tools.txt
 python3 -c 'import ensurepip' 2>/dev/null && [ "${#packages[@]}" = 1 ] && packages=()
+# Not a command: the headers and library DeepSpeed's async_io op builds against (tests/bench/ds_fastpersist.py;
+# the test command itself only parses configs with DeepSpeed, which needs no op).
+dpkg -s libaio-dev >/dev/null 2>&1 || packages+=(libaio-dev)
 if [ "${#packages[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q

@@ -28,6 +28,8 @@ __metaclass__ = type
 import copy
 import re
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import parse_size, to_bool, to_int
+
 CHECKPOINT = 'checkpoint'
 WRITER = 'writer'
 MIB = 1024 * 1024
@@ -50,8 +52,6 @@ BOOL_KEYS = ('io_buffer_double', 'show_statistics', 'decoupled')
 BUFFER_MAX = 2 ** 40
 MEMLOCK_MAX = 2 ** 60
 MULTIPLIER_MAX = 64
-_TRUE = ('true', 'yes', 'on', '1')
-_FALSE = ('false', 'no', 'off', '0')
 
 
 def parse_version(text):
@@ -68,21 +68,10 @@ def has_fastpersist(version):
     return None if parsed is None else parsed >= FASTPERSIST_SINCE
 
 
-def _bool(value, name):
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
-        return value.strip().lower() in _TRUE
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    raise ValueError('%s: %r is not a boolean (true or false)' % (name, value))
-
-
 def _int(value, name, low, high):
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ValueError('%s: %r is not a whole number' % (name, value))
+    """units.to_int within [low..high], or ValueError naming the value and the limit."""
     try:
-        number = int(value)
+        number = to_int(value, name)
     except ValueError:
         raise ValueError('%s: %r is not a whole number' % (name, value))
     if not low <= number <= high:
@@ -104,7 +93,7 @@ def normalize_writer_values(values):
                 raise ValueError('%s: null is not allowed (only data_parallel may be null)' % name)
             out[key] = None
         elif key in BOOL_KEYS:
-            out[key] = _bool(value, name)
+            out[key] = to_bool(value, name)
         elif key == 'io_buffer_size':
             size = _int(value, name, O_DIRECT_ALIGNMENT * 2, BUFFER_MAX)
             if size % (O_DIRECT_ALIGNMENT * 2):
@@ -271,7 +260,7 @@ def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock
     plan = {'manage': False, 'reason': None, 'section': None, 'reasons': {}, 'writers_per_node': None,
             'pinned_bytes_per_writer': None, 'in_flight_per_node': None, 'notes': [], 'errors': [],
             'deepspeed_version': deepspeed_version}
-    if manage in ('leave', 'false', 'no', 'off'):
+    if manage == 'leave':
         plan['reason'] = 'not managed, as asked (leave): the section is left as it is'
         return plan
     if manage == 'auto' and not fast:
@@ -391,8 +380,6 @@ ROLE_CHOICES = (
 def role_input_errors(values):
     """The deepspeed_config role's writer values out of their limits, one message each (the variable, the value,
     the limit); a variable not given is not checked."""
-    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import parse_size
-
     errors = []
     for name, choices in ROLE_CHOICES:
         if name in values and str(values[name]).upper() not in [choice.upper() for choice in choices]:
@@ -417,7 +404,7 @@ def role_input_errors(values):
     name = 'deepspeed_config_writer_io_buffer_double'
     if name in values:
         try:
-            _bool(values[name], name)
+            to_bool(values[name], name)
         except ValueError as exc:
             errors.append(str(exc))
     return errors
@@ -428,8 +415,6 @@ def node_writer_plan(facts, options, aio, ranks, drives, engine_memlock=None):
     training Python, the NUMA nodes of ``drives`` (namespaces or the volume's md array), the locked-memory budget
     ``options['memlock']`` - ``auto`` (``engine_memlock``: the soft limit the io_uring_engine role settled for the
     training user this run, None when it did not run), ``unlimited`` or a size."""
-    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import parse_size
-
     installed = (((facts or {}).get('deepspeed') or {}).get('installed') or {})
     memlock = options.get('memlock', 'auto')
     if memlock == 'auto':

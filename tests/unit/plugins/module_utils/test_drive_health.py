@@ -20,6 +20,13 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme impo
 WWID1 = 'nvme.1b36-4441544130303031-51454d55204e564d65204374726c-00000001'
 WWID2 = 'nvme.1b36-4441544130303032-51454d55204e564d65204374726c-00000001'
 DIRS = ['/mnt/checkpoints/runs']
+# The problems (up to their first colon) of DATA0001 warning with 3 media errors and DATA0002 gone
+WARNED_ERRORS_GONE = [
+    'DATA0001 (nvme1n1) raised critical warning 0x02 (temperature above or below a threshold) while the '
+    'checkpoint was written',
+    'DATA0001 (nvme1n1) counted 3 media errors while the checkpoint was written (smart-log media_errors 0 -> 3)',
+    'DATA0002 (nvme2n1), a drive the checkpoint directory is on, left the node while the checkpoint was written '
+    '(hot-removed, reset or dead; WWID %s)' % WWID2]
 
 
 def _ns(name, ctrl, wwid, mount_points=(), holders=()):
@@ -116,12 +123,7 @@ def test_after_the_write_a_drive_gone_a_warning_raised_and_media_errors_void_the
     now['thermal']['controllers'][1] = _heat('nvme1', warning=2, media_errors=3)
     got = h.health(now, before=before)
     assert got['drives'][1] is None
-    assert [p.split(':')[0] for p in got['problems']] == [
-        'DATA0001 (nvme1n1) raised critical warning 0x02 (temperature above or below a threshold) while the '
-        'checkpoint was written',
-        'DATA0001 (nvme1n1) counted 3 media errors while the checkpoint was written (smart-log media_errors 0 -> 3)',
-        'DATA0002 (nvme2n1), a drive the checkpoint directory is on, left the node while the checkpoint was written '
-        '(hot-removed, reset or dead; WWID %s)' % WWID2]
+    assert [p.split(':')[0] for p in got['problems']] == WARNED_ERRORS_GONE
     assert all(p.endswith('then run again') for p in got['problems'])
     assert 'the measurement is void and is not published' in got['problems'][0]
     assert 'the write failed' in h.health(now, before=before, failed=True)['problems'][0]
@@ -164,12 +166,7 @@ def test_after_the_write_its_own_samples_stand_for_a_second_gather():
     # could not be read after fio ended: each voids the measurement, the facts are not read
     samples = [calm, {'nvme1n1': (2, 0, 150), 'nvme2n1': (0, 0, 150)}, {'nvme1n1': (0, 3, 200), 'nvme2n1': (0, 0, None)}]
     got = h.health({}, before=before, write=_write(samples))
-    assert [p.split(':')[0] for p in got['problems']] == [
-        'DATA0001 (nvme1n1) raised critical warning 0x02 (temperature above or below a threshold) while the '
-        'checkpoint was written',
-        'DATA0001 (nvme1n1) counted 3 media errors while the checkpoint was written (smart-log media_errors 0 -> 3)',
-        'DATA0002 (nvme2n1), a drive the checkpoint directory is on, left the node while the checkpoint was written '
-        '(hot-removed, reset or dead; WWID %s)' % WWID2]
+    assert [p.split(':')[0] for p in got['problems']] == WARNED_ERRORS_GONE
     assert got['drives'][1] is None
 
 
