@@ -150,6 +150,13 @@ def sampled_state(write, drive):
             'media_errors': entries[-1].get('media_errors')}
 
 
+def _finder(facts, write):
+    """How a drive of ``before`` is found now: in ``write``'s samples where given, else in ``facts``."""
+    if write is not None:
+        return lambda drive: sampled_state(write, drive)
+    return lambda drive: _find(facts, drive)
+
+
 def held_up(facts, before, failed=False, write=None):
     """After the writes (``failed``: one of them failed): the problems of the drives of ``before`` (from
     :func:`readiness`): gone from the node, a critical warning raised, media errors counted since. With ``write``
@@ -159,7 +166,7 @@ def held_up(facts, before, failed=False, write=None):
     for drive in before or []:
         if not isinstance(drive, dict):
             continue
-        now = sampled_state(write, drive) if write is not None else _find(facts, drive)
+        now = _finder(facts, write)(drive)
         if now is None:
             problems.append('%s, a drive the checkpoint directory is on, left the node while the checkpoint was written '
                             '(hot-removed, reset or dead; WWID %s): %s. Put it back or replace it, make the checkpoint '
@@ -191,6 +198,6 @@ def health(facts, dirs=None, ioengine=None, before=None, failed=False, write=Non
                          % type(before).__name__)
     if write is not None and not isinstance(write, dict):
         raise ValueError('write: expected a checkpoint_write result (a dict), got %s' % type(write).__name__)
-    now = (lambda drive: sampled_state(write, drive)) if write is not None else (lambda drive: _find(facts, drive))
+    now = _finder(facts, write)
     return {'drives': [now(drive) for drive in before if isinstance(drive, dict)],
             'problems': held_up(facts, before, failed, write)}
