@@ -86,7 +86,7 @@ scenario_step() {
 }
 lab_fleet=tests/output/lab_fleet
 # The host steps (lint, sanity, unit, integration, browser, install), then the lab steps whose assertions do not
-# depend on the pace: beside the fault suite.
+# depend on the pace.
 host_steps() {
   step lint ansible-lint --profile production
   step sanity tests/sanity.sh
@@ -99,16 +99,25 @@ host_steps() {
   step lab-nvme-ioctl python -m pytest -p no:cacheprovider -s tests/lab/test_nvme_ioctl.py   # the admin ioctl vs nvme-cli, -s: the times
   step lab-compression python -m pytest -p no:cacheprovider -s tests/lab/test_compression_node.py   # a checkpoint on a lab node, its bandwidth measured there
 }
-# ... and, in the same lane, two bookworm nodes: one run converges (it asserts the state two runs leave, not a pace)
+# Two lanes side by side on this machine's 2 cores, each about half of the work (measured seconds in
+# tests/README.md), with no wait between them: a step starts when the one before it in its lane ends. Their
+# assertions are about behaviour, or compare numbers measured in the same run under the same load.
+# The background lane: the host steps, then one run converges (it asserts the state two runs leave, not a pace),
+# the NVMe-oF pair, and the three one-role scenarios.
 host_lane() {
   host_steps
-  scenario_step one_run
+  for scenario in one_run nvmeof_rdma gds io_uring_engine block_layer; do scenario_step "$scenario"; done
 }
-xfs_lane() { scenario_step xfs; }
-nvmeof_lane() {
-  scenario_step nvmeof_rdma
-  # one bookworm node: Ctrl-C and a killed controller mid-write, fio gone within the heartbeat (a contract, not a
-  # pace); here, where the lane beside molecule-default has room (beside the fault suite it cost the suite 200 s)
+faults_step() {
+  step lab-faults python -m pytest -p no:cacheprovider -s tests/lab/test_faults.py   # faults injected mid-play, -s: the log
+}
+# The foreground lane: the fault suite, the whole playbook on the mixed pair, the volume; then one bookworm node:
+# Ctrl-C and a killed controller mid-write, fio gone within the heartbeat (a contract, not a pace; beside the fault
+# suite it cost the suite 200 s, so it runs after it).
+lab_lane() {
+  faults_step
+  scenario_step default
+  scenario_step xfs
   step lab-controller-stops python -m pytest -p no:cacheprovider -s tests/lab/test_controller_stops.py
 }
 
@@ -117,9 +126,6 @@ nvmeof_lane() {
 alone_steps() {
   step fleet-bench python tests/bench/fleet_report_bench.py   # report time and HTML size, 1,000 and 10,000 nodes
   step lab-drive-models python -m pytest -p no:cacheprovider -s tests/lab/test_drive_models.py   # -s: the curves in the log
-}
-faults_step() {
-  step lab-faults python -m pytest -p no:cacheprovider -s tests/lab/test_faults.py   # faults injected mid-play, -s: the log
 }
 
 step tools tests/check_tools.sh
@@ -131,17 +137,8 @@ if [ -n "${MOLECULE_SCENARIOS:-}" ]; then
   for scenario in $MOLECULE_SCENARIOS; do scenario_step "$scenario"; done
 else
   alone_steps
-  # Side by side, two at a time on this machine's 2 cores: the pairs take less than the sum of their parts
-  # (tests/README.md has the measurements). Their assertions are about behaviour, or compare numbers measured in
-  # the same run under the same load.
   bg_lane host host_lane
-  faults_step
-  bg_wait
-  bg_lane nvmeof nvmeof_lane
-  scenario_step default
-  bg_wait
-  bg_lane xfs xfs_lane
-  for scenario in gds io_uring_engine block_layer; do scenario_step "$scenario"; done
+  lab_lane
   bg_wait
   # alone: thermal_validate counts samples per second and asserts the throttled drive's share of the bandwidth
   scenario_step thermal_validate

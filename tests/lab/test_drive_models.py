@@ -43,8 +43,18 @@ def lab(*args, check=True, timeout=900):
         return subprocess.run(LAB + list(args), check=check, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               universal_newlines=True, timeout=timeout)
     except subprocess.TimeoutExpired as exc:
-        raise AssertionError("nvmelab.py %s still ran after %d s; it printed:\n%s" % (
-            " ".join(args), timeout, exc.output or "")) from None
+        raise AssertionError("nvmelab.py %s still ran after %d s; it printed:\n%s\n%s" % (
+            " ".join(args), timeout, exc.output or "", host_load())) from None
+
+
+def host_load():
+    """The host's load and its busiest processes: these curves assume the lab runs alone (run-all.sh), and a
+    guest starved by another lab's nodes beside it stalls for minutes (CI, 2026-12-05: a 5 s fio still ran after
+    125 s while a second clean-clone run's nodes shared the 2 cores)."""
+    ps = subprocess.run(["ps", "-eo", "pcpu=,etime=,args=", "--sort=-pcpu"], stdout=subprocess.PIPE,
+                        universal_newlines=True, check=False).stdout.splitlines()[:6]
+    return "host load average %s; the busiest processes (%%CPU, elapsed, command):\n%s" % (
+        " ".join("%.2f" % v for v in os.getloadavg()), "\n".join(line[:200] for line in ps))
 
 
 @pytest.fixture(scope="module")
