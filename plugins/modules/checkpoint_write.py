@@ -242,6 +242,17 @@ options:
       - With it the shards may be written only in part; RV(total_bytes) is what was written.
     type: int
     version_added: 0.7.0
+  read_back:
+    description:
+      - After a successful write, each rank reads its whole shard back (fio C(rw=read), the write's O(block_size),
+        O(queue_depth), O(ioengine) and O(direct), all ranks at once, on the same files or device ranges), the
+        restore a training job does after a failure. RV(restore) holds it in the write's units.
+      - The shards' pages are dropped from the page cache first, shard by shard (C(posix_fadvise) C(DONTNEED) on
+        the run's own descriptors after their fsync); the node's whole page cache is left alone.
+      - Refused with O(runtime) (a sustained write may write its shards only in part).
+    type: bool
+    default: false
+    version_added: 1.1.0
   sample_drives:
     description:
       - NVMe namespaces (V(nvme1n1) or V(/dev/nvme1n1)) sampled every O(sample_interval) seconds while fio writes -
@@ -496,6 +507,14 @@ command:
   sample: [/usr/bin/fio, --output-format=json, --thread, --rw=write, --bs=1048576, --size=8589934592,
            --iodepth=16, --ioengine=io_uring, --direct=1, --end_fsync=1, --fallocate=none, --name=rank_0,
            --filename=/proc/self/fd/5]
+read_command:
+  description: The fio argv of the restore read (O(read_back=true)).
+  returned: when O(read_back=true)
+  type: list
+  elements: str
+  sample: [/usr/bin/fio, --output-format=json, --thread, --rw=read, --bs=1048576, --size=8589934592,
+           --iodepth=16, --ioengine=io_uring, --direct=1, --fallocate=none, --name=rank_0,
+           --filename=/proc/self/fd/5]
 safety:
   description: Where the run wrote and why no other user could redirect it.
   returned: when something was written
@@ -526,6 +545,56 @@ safety:
       description: How the write is made safe despite them.
       type: str
       returned: always
+restore:
+  description:
+    - The restore read of O(read_back=true), reported as MLPerf Storage reports recovery - the checkpoint is
+      restored when its slowest rank has read its last byte.
+  returned: when O(read_back=true) and the write succeeded
+  type: dict
+  contains:
+    throughput_gib_s:
+      description: The checkpoint's bytes over RV(restore.duration_s), in GiB/s.
+      type: float
+    throughput_bytes_s:
+      description: The same in bytes per second.
+      type: int
+    duration_s:
+      description: The slowest rank's read time, seconds.
+      type: float
+    total_bytes:
+      description: Bytes read by all ranks.
+      type: int
+    min_rank_bw_bytes:
+      description: The slowest rank's bandwidth, bytes per second.
+      type: int
+    mean_rank_bw_bytes:
+      description: The ranks' mean bandwidth, bytes per second.
+      type: int
+    wall_s:
+      description: Wall time of the read's fio process.
+      type: float
+    p99_ns:
+      description: The highest of the ranks' p99 read completion latencies (null when fio printed none).
+      type: int
+    iodepth_max_achieved:
+      description: The deepest queue each rank reached.
+      type: list
+      elements: int
+    per_rank:
+      description: Each rank's C(rank), C(bytes), C(seconds) and C(bw_bytes).
+      type: list
+      elements: dict
+  sample:
+    throughput_gib_s: 1.93
+    throughput_bytes_s: 2072347345
+    duration_s: 0.133
+    total_bytes: 268435456
+    min_rank_bw_bytes: 505290270
+    mean_rank_bw_bytes: 521133720
+    wall_s: 0.412
+    p99_ns: 9502720
+    iodepth_max_achieved: [16, 16, 16, 16]
+    per_rank: [{rank: 0, bytes: 67108864, seconds: 0.131, bw_bytes: 512278962}]
 files_kept:
   description: The shard files left in place (O(keep_files=true)), else an empty list.
   returned: always
@@ -609,6 +678,8 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.ck
     number,
     rank_layout,
     outcome_result,
+    read_argv,
+    restore_result,
     shard_plan,
     space_errors,
     write_argv,
@@ -669,6 +740,7 @@ def argument_spec():
         runtime=dict(type='int'),
         sample_drives=dict(type='list', elements='str', default=[]),
         sample_interval=dict(type='raw', default=1),
+        read_back=dict(type='bool', default=False),
     )
 
 
@@ -682,6 +754,9 @@ def validate(module, params, result):
         fraction_in_range(params['free_space_margin'], 'free_space_margin')
         if params['runtime'] is not None:
             int_in_range(params['runtime'], 'runtime', 1, MAX_RUNTIME_S)
+            if params['read_back']:
+                raise ValueError('read_back: a restore read needs whole shards, and runtime %s may end the write '
+                                 'before them: leave one of the two out' % params['runtime'])
         params['sample_drives'] = check_names(params['sample_drives'])
         if params['sample_drives']:
             fraction_in_range(params['sample_interval'], 'sample_interval', 0.2, 3600.0, high_open=False)
@@ -871,6 +946,33 @@ def sampled(sampler):
     return out
 
 
+def drop_cached(fds):
+    """Drop the pages of the run's shards (or device ranges) from the page cache: a restore read must come from the
+    drives, and the node's other files keep theirs (no global drop_caches)."""
+    for fd in fds:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+
+
+def read_back(job, report, timeout):
+    """The restore read after a successful write: (restore, error)."""
+    total = job['total_bytes']
+    fds = [fd for run in job['runs'] for fd in run.fds()] + sorted(job['device_fds'].values())
+
+    def tick(elapsed):
+        if report is not None:
+            report({'elapsed_s': round(elapsed, 3), 'bytes_written': total, 'total_bytes': total, 'done': True,
+                    'phase': 'restore', 'restore_elapsed_s': round(elapsed, 3)})
+
+    drop_cached(fds)
+    rc, stdout, stderr, wall, timed_out = run_fio(job['read_argv'], timeout, tick, job['interval'], pass_fds=fds)
+    reduced, error = outcome_result({}, job['layout'], dict(rc=rc, stdout=stdout, stderr=stderr, wall_s=wall,
+                                                            timed_out=timed_out), timeout, direction='read')
+    if error:
+        return None, 'the checkpoint was written, then its restore read failed: %s' % error
+    return restore_result(reduced), None
+
+
 def write(job, report=None):
     """The write itself, in the module or in a background worker: fio on the run's descriptors, progress, then
     the run's files removed (or kept). Returns the result; raises WriteFailed."""
@@ -906,6 +1008,8 @@ def write(job, report=None):
         result, error = outcome_result(result, job['layout'], outcome, job['timeout'])
         if error is None:
             tick(wall, done=True)
+        if error is None and job.get('read_argv'):
+            result['restore'], error = read_back(job, report, max(1, job['timeout'] - int(wall)))
     except (IOError, OSError) as exc:
         error = 'checkpoint write failed: %s' % exc
     finally:
@@ -976,6 +1080,10 @@ def main():
                 job['argv'] = result['command'] = write_argv(
                     fio, layout, plan['shard_bytes'], plan['block_size'], params['queue_depth'], params['ioengine'],
                     params['direct'], params['fsync'], runtime=params['runtime'])
+                if params['read_back']:
+                    job['read_argv'] = result['read_command'] = read_argv(
+                        fio, layout, plan['shard_bytes'], plan['block_size'], params['queue_depth'],
+                        params['ioengine'], params['direct'])
                 job['result'] = result
                 if params['background']:
                     record = dict(kind='checkpoint_write', label=params['label'], total_bytes=plan['total_bytes'],

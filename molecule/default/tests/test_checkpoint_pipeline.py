@@ -146,6 +146,20 @@ def test_verification_compares_with_the_baseline_medians_and_spread(verify):
     assert verify["ranks"] == 4 and verify["devices"] and verify["repeats"] == 3
 
 
+def test_each_write_was_read_back_before_and_after(verify, host):
+    """The restore read (checkpoint_io_verify_restore, on by default): each write of both sides read back at once,
+    every rank its whole shard; medians, spread and after/before as for the writes."""
+    restore = verify["restore"]
+    for side in ("before", "after"):
+        assert restore[side]["n"] == 3 and restore[side]["min"] <= restore[side]["median"] <= restore[side]["max"]
+        assert restore[side]["min"] > 0
+    assert all(run["restore_gib_s"] > 0 for run in verify["before"]["runs"] + verify["after"]["runs"])
+    assert restore["ratio"] == pytest.approx(restore["after"]["median"] / restore["before"]["median"], abs=0.002)
+    # the baseline record on the node keeps its restore reads with its writes
+    baseline = record_data(host.file(STATE_DIR + "/baseline.json").content_string, "baseline")
+    assert baseline["restore_gib_s"]["n"] == 3
+
+
 def test_step_7_validated_the_drives_behind_the_volume_and_recorded_no_back_off(host):
     """tune_checkpoint_nodes.yml's thermal_validate play (6 s here): both data drives sampled, ok (the emulated
     drives keep one temperature and raise no warning), no back-off, the time series on the controller."""

@@ -87,6 +87,9 @@ SPEC = {
                                         'the most of the free space the verification may write'),
     'checkpoint_io_verify_repeats': ('int', 3, (1, 20), 'runs of each verification write (median and spread)'),
     'checkpoint_io_verify_ioengine': ('choice', 'io_uring', IOENGINES, 'fio engine of the verification write'),
+    'checkpoint_io_verify_restore': ('bool', True, None, 'read each verification write back (the restore read, '
+                                                         'O_DIRECT, the shards dropped from the page cache first) '
+                                                         'and report its GiB/s before and after'),
     'checkpoint_io_verify_timeout': ('int', 3600, (1, 86400), 'seconds one verification write may take'),
     'checkpoint_io_verify_poll': ('number', 5, (0.0, 3600.0, True, False), 'seconds between progress reports'),
     'checkpoint_io_verify_min_fraction': ('number', 0.5, (0.0, 1.0, False, False),

@@ -194,12 +194,23 @@ def write_argv(fio_path, layout, shard_bytes, block_size, queue_depth, ioengine,
     """The fio argv of one checkpoint write: global options, then one job per rank (no group_reporting), each on
     its entry's ``fio_file`` (else ``filename``). ``runtime``: seconds each rank may write at most (``--runtime``
     without ``time_based``: the rank ends at its shard's end or then, whichever comes first)."""
+    return _rank_argv("write", fio_path, layout, shard_bytes, block_size, queue_depth, ioengine, direct,
+                      ["--end_fsync=%d" % int(bool(fsync))], runtime)
+
+
+def read_argv(fio_path, layout, shard_bytes, block_size, queue_depth, ioengine, direct):
+    """The fio argv of the restore read: each rank reads its whole shard back sequentially, on the same files (or
+    device ranges), with the write's block size and queue depth (the layout of :func:`write_argv`)."""
+    return _rank_argv("read", fio_path, layout, shard_bytes, block_size, queue_depth, ioengine, direct, [], None)
+
+
+def _rank_argv(rw, fio_path, layout, shard_bytes, block_size, queue_depth, ioengine, direct, more, runtime):
     queue_depth = int_in_range(queue_depth, "queue_depth", 1, MAX_QUEUE_DEPTH)
     if ioengine not in IOENGINES:
         raise ValueError("ioengine: %r is not one of %s" % (ioengine, ", ".join(IOENGINES)))
-    argv = [fio_path, "--output-format=json", "--thread", "--rw=write", "--bs=%d" % block_size,
+    argv = [fio_path, "--output-format=json", "--thread", "--rw=%s" % rw, "--bs=%d" % block_size,
             "--size=%d" % shard_bytes, "--iodepth=%d" % queue_depth, "--ioengine=%s" % ioengine,
-            "--direct=%d" % int(bool(direct)), "--end_fsync=%d" % int(bool(fsync)), "--fallocate=none"]
+            "--direct=%d" % int(bool(direct))] + more + ["--fallocate=none"]
     if runtime is not None:
         argv.append("--runtime=%d" % int_in_range(runtime, "runtime", 1))
     for entry in layout:
@@ -294,8 +305,9 @@ def space_errors(needs, margin):
     return errors
 
 
-def job_errors(parsed, expected_jobs):
-    """Messages for fio output that cannot be reduced: unparsable, a job count mismatch, a job error."""
+def job_errors(parsed, expected_jobs, direction="write"):
+    """Messages for fio output that cannot be reduced: unparsable, a job count mismatch, a job error; ``direction``:
+    ``write`` or ``read``, the side of each job that must have moved bytes."""
     if parsed.get("errors", {}).get("_input"):
         return ["fio output is not usable: %s" % parsed["errors"]["_input"]]
     jobs = parsed.get("jobs") or []
@@ -305,19 +317,19 @@ def job_errors(parsed, expected_jobs):
     for job in jobs:
         if job.get("error"):
             errors.append("fio job %s: error %s" % (job.get("name"), job.get("error")))
-        elif not (job.get("write") or {}).get("io_bytes"):
-            errors.append("fio job %s wrote nothing" % job.get("name"))
+        elif not (job.get(direction) or {}).get("io_bytes"):
+            errors.append("fio job %s %s nothing" % (job.get("name"), "wrote" if direction == "write" else "read"))
     return errors
 
 
-def _seconds(job):
+def _seconds(job, direction="write"):
     """A job's runtime in seconds, fio's whole ms; a job that took under 1 ms counts as 1 ms."""
-    write = job.get("write") or {}
-    ms = write.get("runtime_ms") or job.get("job_runtime_ms") or 0
+    side = job.get(direction) or {}
+    ms = side.get("runtime_ms") or job.get("job_runtime_ms") or 0
     return max(ms, 1) / 1000.0
 
 
-def reduce_write(parsed, layout, wall_s=None):
+def reduce_write(parsed, layout, wall_s=None, direction="write"):
     """MLPerf Storage style results of a checkpoint write from ``parse_fio_json`` output.
 
     Per rank: ``{rank, directory, filename, bytes, seconds, bw_bytes,
@@ -328,9 +340,10 @@ def reduce_write(parsed, layout, wall_s=None):
     saved when its last rank is), ``throughput_gib_s`` the same in GiB/s,
     ``mean_rank_bw_bytes``, ``min_rank_bw_bytes``, ``total_bytes``,
     ``total_gib``, ``p99_ns`` (the highest of the ranks' p99 completion
-    latencies, None when fio printed none). Raises ``ValueError`` with every problem found.
+    latencies, None when fio printed none). ``direction`` ``read``: the same of the restore read (fio's ``read``
+    side). Raises ``ValueError`` with every problem found.
     """
-    errors = job_errors(parsed, len(layout))
+    errors = job_errors(parsed, len(layout), direction)
     if errors:
         raise ValueError("; ".join(errors))
     by_name = dict((job.get("name"), job) for job in parsed["jobs"])
@@ -339,13 +352,13 @@ def reduce_write(parsed, layout, wall_s=None):
         job = by_name.get("rank_%d" % entry["rank"])
         if job is None:
             raise ValueError("fio reported no job rank_%d" % entry["rank"])
-        written = job["write"]["io_bytes"]
-        seconds = _seconds(job)
+        written = job[direction]["io_bytes"]
+        seconds = _seconds(job, direction)
         per_rank.append({
             "rank": entry["rank"], "directory": entry.get("directory"), "filename": entry["filename"],
             "bytes": written, "seconds": seconds, "bw_bytes": int(written / seconds),
             "iodepth_max_achieved": job.get("iodepth_max_achieved"),
-            "p99_ns": job["write"].get("clat_p99_ns"),
+            "p99_ns": job[direction].get("clat_p99_ns"),
         })
     total = sum(r["bytes"] for r in per_rank)
     duration = max(r["seconds"] for r in per_rank)
@@ -368,7 +381,7 @@ def reduce_write(parsed, layout, wall_s=None):
     }
 
 
-def outcome_result(result, layout, outcome, timeout):
+def outcome_result(result, layout, outcome, timeout, direction="write"):
     """``result`` completed from fio's ``outcome`` ({rc, stdout, stderr, wall_s, timed_out}); (result, error)."""
     result = dict(result, stderr=outcome['stderr'])
     if outcome.get('lost'):
@@ -379,10 +392,23 @@ def outcome_result(result, layout, outcome, timeout):
     if outcome['rc'] != 0:
         return result, 'fio exited with %s: %s' % (outcome['rc'], outcome['stderr'].strip() or outcome['stdout'][-2000:])
     try:
-        result.update(reduce_write(parse_fio_json(outcome['stdout']), layout, round(outcome['wall_s'], 3)))
+        result.update(reduce_write(parse_fio_json(outcome['stdout']), layout, round(outcome['wall_s'], 3), direction))
     except ValueError as exc:
         return result, '%s; fio stderr: %s' % (exc, outcome['stderr'].strip())
     return result, None
+
+
+RESTORE_KEYS = ("throughput_gib_s", "throughput_bytes_s", "duration_s", "total_bytes", "min_rank_bw_bytes",
+                "mean_rank_bw_bytes", "wall_s", "p99_ns", "iodepth_max_achieved")
+
+
+def restore_result(reduced):
+    """The ``restore`` of a checkpoint write's result from the read's :func:`reduce_write`: MLPerf Storage's
+    recovery (the checkpoint is restored when its slowest rank has read its last byte), per rank bytes and time."""
+    out = dict((key, reduced.get(key)) for key in RESTORE_KEYS)
+    out["per_rank"] = [dict((key, rank.get(key)) for key in ("rank", "bytes", "seconds", "bw_bytes"))
+                       for rank in reduced.get("per_rank") or []]
+    return out
 
 
 def sweep_point(parsed, depth, ramp=0):

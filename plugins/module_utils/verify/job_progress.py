@@ -24,6 +24,9 @@ def _number(value, default=0):
 def write_line(label, progress):
     """``after 1/3: 12.5 s, 3.00 of 64.00 GiB written, 245.8 MiB/s so far`` (the sampled drives after a ``;``)."""
     progress = progress or {}
+    if progress.get('phase') == 'restore':
+        return '%s: written, %.2f GiB reading back (the restore read), %.1f s' % (
+            label or 'write', _number(progress.get('total_bytes')) / GIB, _number(progress.get('restore_elapsed_s')))
     line = '%s: %.1f s, %.2f of %.2f GiB written, %.1f MiB/s so far' % (
         label or 'write', _number(progress.get('elapsed_s')), _number(progress.get('bytes_written')) / GIB,
         _number(progress.get('total_bytes')) / GIB, _number(progress.get('bw_bytes_so_far')) / MIB)

@@ -72,7 +72,7 @@ def before_side(baseline, settings_before, directories, replayed=None):
     baseline = baseline or {'where': 'none', 'reason': 'no baseline recorded on this node'}
     if baseline.get('where', 'none') != 'none':
         keys = ('where', 'target', 'settings', 'ranks', 'total_bytes', 'devices', 'runs', 'block', 'throughput_gib_s',
-                'p99_ns')
+                'p99_ns', 'restore_gib_s')
         side = dict((key, baseline.get(key)) for key in keys)
         side.update(source='baseline', what='%s, measured %s before any role ran'
                     % (baseline.get('reason'), baseline.get('measured_at')))
@@ -86,7 +86,8 @@ def before_side(baseline, settings_before, directories, replayed=None):
                                                                      baseline.get('reason')),
             'settings': settings_before, 'ranks': last.get('ranks'), 'total_bytes': last.get('total_bytes'),
             'devices': last.get('devices'), 'runs': replayed.get('runs'), 'block': None,
-            'throughput_gib_s': replayed.get('throughput_gib_s'), 'p99_ns': replayed.get('p99_ns')}
+            'throughput_gib_s': replayed.get('throughput_gib_s'), 'p99_ns': replayed.get('p99_ns'),
+            'restore_gib_s': replayed.get('restore_gib_s')}
 
 
 def _ratio(a, b):
@@ -128,9 +129,26 @@ def report(parts):
         'ceiling_gib_s': ceiling,
         'after_ceiling': _ratio(after_bw, ceiling),
         'min_fraction': float(parts['min_fraction']),
+        'restore': restore_side(before, after),
         'findings': parts.get('findings') or [],
         'settings_before_source': parts.get('settings_before_source'),
     }
+
+
+def restore_side(before, after):
+    """The restore reads (each write read back, the slowest rank's time to its last byte, MLPerf Storage's
+    recovery): {before, after: {median, min, max, n, spread} or None where none was read (a baseline recorded before
+    restore reads were measured, or checkpoint_io_verify_restore false), ratio: after/before medians or None}."""
+    sides = dict((name, side.get('restore_gib_s') or None) for name, side in (('before', before), ('after', after)))
+    sides['ratio'] = _ratio((sides['after'] or {}).get('median'), (sides['before'] or {}).get('median'))
+    return sides
+
+
+def _restore_text(restore):
+    sides = ['%s %s' % (name, _gib(restore[name]) if restore.get(name) else 'not measured')
+             for name in ('before', 'after')]
+    return 'restore read %s%s' % (', '.join(sides), ', after/before %s' % restore['ratio']
+                                  if restore.get('ratio') is not None else '')
 
 
 def _fmt(value):
@@ -178,6 +196,9 @@ def report_line(v):
                      % (v['ceiling_gib_s'], v['after_ceiling']))
     else:
         parts.append('ceiling not measured')
+    restore = v.get('restore') or {}
+    if restore.get('before') or restore.get('after'):
+        parts.append(_restore_text(restore))
     return '; '.join(parts)
 
 

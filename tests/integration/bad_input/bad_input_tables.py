@@ -254,6 +254,8 @@ MODULES = {
             'queue_depth': {'range': (1, 65535), 'null': 'refuse'},
             'ioengine': {},
             'direct': {}, 'fsync': {}, 'keep_files': {}, 'background': {},
+            'read_back': {'extra': [{'kind': 'with_runtime', 'value': True, 'with': {'runtime': 5},
+                                     'expect_in': 'runtime 5'}]},
             'free_space_margin': {'range': (0, 1), 'null': 'refuse'},
             'progress_file': {'path': 'file', 'accept': {'symlink': 'the atomic writer replaces a symlink, never '
                                                                     'writes through it',
@@ -1199,15 +1201,16 @@ ROLES = {
             'main': {'options': shared([
                 'checkpoint_io_deepspeed_configs', 'checkpoint_io_alignment', 'checkpoint_io_verify_dirs',
                 'checkpoint_io_verify_ranks', 'checkpoint_io_verify_total_size', 'checkpoint_io_verify_free_share',
-                'checkpoint_io_verify_repeats', 'checkpoint_io_verify_ioengine', 'checkpoint_io_verify_timeout',
-                'checkpoint_io_verify_poll', 'checkpoint_io_verify_min_fraction', 'checkpoint_io_report_dir',
-                'checkpoint_io_state_dir'])},
+                'checkpoint_io_verify_repeats', 'checkpoint_io_verify_ioengine', 'checkpoint_io_verify_restore',
+                'checkpoint_io_verify_timeout', 'checkpoint_io_verify_poll', 'checkpoint_io_verify_min_fraction',
+                'checkpoint_io_report_dir', 'checkpoint_io_state_dir'])},
             # the playbooks run these two only outside check mode: their argument spec and the preflight role run
             'baseline': {'preflight_first': True, 'argspec_only': True, 'options': shared([
                 'checkpoint_io_data_drives', 'checkpoint_io_xfs', 'checkpoint_io_deepspeed_configs',
                 'checkpoint_io_verify_dirs', 'checkpoint_io_verify_ranks', 'checkpoint_io_verify_total_size',
                 'checkpoint_io_verify_free_share', 'checkpoint_io_verify_repeats', 'checkpoint_io_verify_ioengine',
-                'checkpoint_io_verify_timeout', 'checkpoint_io_verify_poll', 'checkpoint_io_state_dir'])},
+                'checkpoint_io_verify_restore', 'checkpoint_io_verify_timeout', 'checkpoint_io_verify_poll',
+                'checkpoint_io_state_dir'])},
             'settings_before': {'preflight_first': True, 'argspec_only': True,
                                 'options': shared(['checkpoint_io_state_dir'])},
         },

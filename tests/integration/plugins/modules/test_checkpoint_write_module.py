@@ -120,7 +120,42 @@ def test_total_size_keep_files_and_progress(tmp_path, host, capsys):
     assert sorted(os.listdir(kept_dir)) == ['rank_0.ckpt', 'rank_1.ckpt', 'rank_2.ckpt']
 
 
+def test_the_restore_read_reads_every_shard_back(tmp_path, host, capsys):
+    directories = dirs(tmp_path)
+    rc, out = run(capsys, directories=directories, ranks=2, shard_size='8M', queue_depth=4, read_back=True, **host)
+    assert rc == 0, out
+    restore = out['restore']
+    # every rank read its whole shard, through the run's own descriptors, with the write's block size and depth
+    assert restore['total_bytes'] == 16 * MIB and [r['bytes'] for r in restore['per_rank']] == [8 * MIB, 8 * MIB]
+    assert restore['duration_s'] == max(r['seconds'] for r in restore['per_rank'])
+    assert restore['throughput_gib_s'] == pytest.approx(16 * MIB / restore['duration_s'] / 1024 ** 3)
+    read = out['read_command']
+    assert '--rw=read' in read and '--bs=1048576' in read and '--iodepth=4' in read and '--end_fsync=1' not in read
+    assert [a for a in read if a.startswith('--filename=')] == [a for a in out['command'] if a.startswith('--filename=')]
+    # the write's own figures are the write's; the run's files are gone as after any run
+    assert out['total_bytes'] == 16 * MIB and out['throughput_gib_s'] > 0
+    assert [os.listdir(d) for d in directories] == [[], []]
+
+
+def test_a_failed_restore_read_fails_the_run_saying_the_write_went_through(tmp_path, capsys):
+    directory = dirs(tmp_path, 1)
+    fake = tmp_path / 'fio'
+    # writes as the real one would be asked to, then fails the read
+    fake.write_text(u'#!/bin/sh\ncase "$*" in *--rw=read*) echo "fio: read error: Input/output error" >&2; exit 1;; '
+                    u'esac\nexec %s "$@"\n' % FIO)
+    fake.chmod(0o755)
+    rc, out = run(capsys, directories=directory, ranks=1, shard_size='1M', fio_path=str(fake), read_back=True,
+                  direct=False, ioengine='psync')
+    assert rc == 1, out
+    assert out['msg'] == ('the checkpoint was written, then its restore read failed: fio exited with 1: fio: read '
+                          'error: Input/output error')
+    assert out['throughput_gib_s'] > 0 and out['restore'] is None
+    assert os.listdir(directory[0]) == []
+
+
 @pytest.mark.parametrize('params, message', [
+    (dict(ranks=2, shard_size='1M', runtime=5, read_back=True),
+     'read_back: a restore read needs whole shards, and runtime 5 may end the write before them'),
     (dict(ranks=2, shard_size='6M', block_size='4M'),
      "shard_size: '6M' (6291456 bytes) is not a multiple of block_size 4194304 bytes"),
     (dict(ranks=16, total_size='8M'), 'over 16 ranks is 524288 bytes per rank, below block_size 1048576 bytes'),

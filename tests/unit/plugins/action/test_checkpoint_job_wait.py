@@ -91,6 +91,10 @@ def test_the_lines_a_person_reads():
                                                   'bw_bytes_so_far': 0,
                                                   'drives': {'nvme1n1': {'bw_bytes': 73400320, 'temp_c': 49.85}}})
     assert sampled.endswith('; nvme1n1 70.0 MiB/s 49.85 C')
+    restoring = job_progress.write_line('after 1/3', {'elapsed_s': 30, 'bytes_written': 1073741824, 'done': True,
+                                                      'total_bytes': 1073741824, 'phase': 'restore',
+                                                      'restore_elapsed_s': 4.25})
+    assert restoring == 'after 1/3: written, 1.00 GiB reading back (the restore read), 4.2 s'
     assert job_progress.sweep_line({'elapsed_s': 35.4, 'depth': 8, 'repeat': 1, 'repeats': 1,
                                     'last_bw_bytes': 52428800,
                                     'points': [{'depth': 1, 'bw_bytes': 12 * 1048576}]}) \

@@ -244,3 +244,43 @@ def test_check_depths(depths, message):
         cw.check_depths(depths)
     assert message in str(exc.value)
     assert cw.check_depths([16, 1, 4]) == [1, 4, 16]
+
+
+def _as_read(doc):
+    """A real write run's output with each job's sides swapped: what fio prints for the same jobs reading."""
+    for job in doc['jobs']:
+        job['read'], job['write'] = job['write'], dict(job['read'], io_bytes=0)
+    return doc
+
+
+def test_read_argv_is_the_write_reading_back():
+    layout = cw.rank_layout(['/mnt/ckpt0', '/mnt/ckpt1'], 2)
+    layout[0]['fio_file'] = '/proc/self/fd/7'
+    argv = cw.read_argv('/usr/bin/fio', layout, 8 * MIB, MIB, 16, 'io_uring', True)
+    assert argv == [
+        '/usr/bin/fio', '--output-format=json', '--thread', '--rw=read', '--bs=1048576', '--size=8388608',
+        '--iodepth=16', '--ioengine=io_uring', '--direct=1', '--fallocate=none',
+        '--name=rank_0', '--filename=/proc/self/fd/7',
+        '--name=rank_1', '--filename=/mnt/ckpt1/rank_1.ckpt',
+    ]
+    # the same files or device ranges as the write, option for option but the direction and the fsync
+    write = cw.write_argv('/usr/bin/fio', layout, 8 * MIB, MIB, 16, 'io_uring', True, True)
+    assert [a for a in write if a not in ('--rw=write', '--end_fsync=1')] == [a for a in argv if a != '--rw=read']
+    raw = cw.device_layout(['/dev/nvme1n1'], 2, 8 * MIB)
+    assert '--offset=8388608' in cw.read_argv('fio', raw, 8 * MIB, MIB, 4, 'libaio', True)
+
+
+def test_the_restore_read_is_reduced_like_the_write():
+    layout = cw.rank_layout(['/tmp/fx/d0', '/tmp/fx/d1'], 2)
+    doc = _as_read(json.loads(fixture('fio', WRITE_RUN)))
+    reduced = cw.reduce_write(parse_fio_json(json.dumps(doc)), layout, wall_s=0.2, direction='read')
+    written = cw.reduce_write(parse_fio_json(fixture('fio', WRITE_RUN)), layout, wall_s=0.2)
+    assert reduced['per_rank'] == written['per_rank'] and reduced['duration_s'] == 0.013
+    restore = cw.restore_result(reduced)
+    assert restore['throughput_gib_s'] == pytest.approx(16 * MIB / 0.013 / 1024 ** 3)
+    assert restore['duration_s'] == 0.013 and restore['total_bytes'] == 16 * MIB and restore['wall_s'] == 0.2
+    assert restore['per_rank'] == [{'rank': 0, 'bytes': 8 * MIB, 'seconds': 0.013, 'bw_bytes': 645277538},
+                                   {'rank': 1, 'bytes': 8 * MIB, 'seconds': 0.011, 'bw_bytes': 762600727}]
+    # a write run read as a restore read nothing: refused, naming the job
+    with pytest.raises(ValueError, match='fio job rank_0 read nothing'):
+        cw.reduce_write(parse_fio_json(fixture('fio', WRITE_RUN)), layout, direction='read')

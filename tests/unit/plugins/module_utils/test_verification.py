@@ -108,6 +108,29 @@ def test_the_line_says_each_side_the_verdict_and_the_ceiling():
     assert same.endswith('ceiling not measured')
 
 
+def test_the_restore_reads_before_and_after():
+    restore = dict(SIDE, median=2.0, min=1.8, max=2.2, spread=0.2)
+    parts = _parts(before=dict(_parts()['before'], restore_gib_s=SIDE),
+                   after=dict(_parts()['after'], restore_gib_s=restore))
+    report = v.report(parts)
+    assert report['restore'] == {'before': SIDE, 'after': restore, 'ratio': 2.0}
+    line = v.report_line(report)
+    assert line.endswith('; restore read before 1.0 GiB/s (median of 3, 0.9..1.1, spread 20.0%), '
+                         'after 2.0 GiB/s (median of 3, 1.8..2.2, spread 20.0%), after/before 2.0')
+    # a baseline recorded before restore reads were measured: said, no ratio
+    older = v.report(_parts(after=dict(_parts()['after'], restore_gib_s=restore)))
+    assert older['restore'] == {'before': None, 'after': restore, 'ratio': None}
+    assert v.report_line(older).endswith('; restore read before not measured, after 2.0 GiB/s (median of 3, '
+                                         '1.8..2.2, spread 20.0%)')
+    # none asked (checkpoint_io_verify_restore false): nothing in the line
+    assert 'restore' not in v.report_line(v.report(_parts()))
+    # the baseline record and the replay carry it to the before side
+    baseline = {'where': 'drives', 'reason': 'r', 'measured_at': 't', 'restore_gib_s': SIDE}
+    assert v.before_side(baseline, SETTINGS, ['/mnt/c'])['restore_gib_s'] == SIDE
+    replayed = {'runs': [{}], 'throughput_gib_s': SIDE, 'restore_gib_s': restore, 'last': {}}
+    assert v.before_side(None, SETTINGS, ['/mnt/c'], replayed)['restore_gib_s'] == restore
+
+
 @pytest.mark.parametrize('role', ['preflight', 'verify_checkpoint_write'])
 def test_the_roles_argument_specs_are_the_inputs_table(role):
     with open(os.path.join(ROOT, 'roles', role, 'meta', 'argument_specs.yml')) as handle:
