@@ -10,8 +10,8 @@ while read -r tool package; do
   command -v "$tool" >/dev/null 2>&1 || packages+=("$package")
 done < lab/tools.txt
 python3 -c 'import ensurepip' 2>/dev/null && [ "${#packages[@]}" = 1 ] && packages=()
-# Not a command: the headers and library DeepSpeed's async_io op builds against (tests/bench/ds_fastpersist.py;
-# the test command itself only parses configs with DeepSpeed, which needs no op).
+# Not a command: the headers and library DeepSpeed's async_io op builds against (fastpersist_write's tests,
+# tests/bench/ds_fastpersist.py).
 dpkg -s libaio-dev >/dev/null 2>&1 || packages+=(libaio-dev)
 if [ "${#packages[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
@@ -31,4 +31,18 @@ if [ "${1:-}" = --tests ] && ! cmp -s requirements-deepspeed.txt "$ds_stamp"; th
   .venv/bin/pip install -q --disable-pip-version-check "$(grep '^torch==' requirements-deepspeed.txt)"
   .venv/bin/pip install -q --disable-pip-version-check -r requirements-deepspeed.txt
   cp requirements-deepspeed.txt "$ds_stamp"
+fi
+# --tests: DeepSpeed's async_io and utils ops built once (JIT, natively: minutes the first time, seconds after)
+# into the cache fastpersist_write's tests use; a build that fails says why here, not in the middle of a test.
+if [ "${1:-}" = --tests ]; then
+  if ! ops=$(TORCH_EXTENSIONS_DIR="$HOME/.cache/checkpoint_io_lab/torch_extensions" .venv/bin/python -c '
+import sys
+sys.path.insert(0, "collections")
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import fastpersist
+print("DeepSpeed ops loaded (seconds): %s" % fastpersist.load_ops()[1])' 2>&1); then
+    printf '%s\n' "$ops" | tail -n 20
+    echo "lab/bootstrap.sh: DeepSpeed's async_io op does not build or load (above)" >&2
+    exit 1
+  fi
+  printf '%s\n' "$ops" | tail -n 1
 fi
