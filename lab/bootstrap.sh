@@ -32,10 +32,21 @@ if [ "${1:-}" = --tests ] && ! cmp -s requirements-deepspeed.txt "$ds_stamp"; th
   .venv/bin/pip install -q --disable-pip-version-check -r requirements-deepspeed.txt
   cp requirements-deepspeed.txt "$ds_stamp"
 fi
-# --tests: DeepSpeed's async_io and utils ops built once (JIT, natively: minutes the first time, seconds after)
-# into the cache fastpersist_write's tests use; a build that fails says why here, not in the middle of a test.
+# --tests: a training environment at a fixed path, outside the checkout (CPU torch and DeepSpeed, as a GPU node's
+# training venv would hold them; fastpersist_write's tests run DeepSpeed with its Python), and DeepSpeed's async_io
+# and utils ops built once into the op cache beside it (JIT, natively: minutes the first time). torch keys a built
+# op by its sources' paths, so a venv made per clone would build it again in every clean clone; this one is made
+# once per machine (and again when requirements-deepspeed.txt changes). A failed build says why here.
 if [ "${1:-}" = --tests ]; then
-  if ! ops=$(TORCH_EXTENSIONS_DIR="$HOME/.cache/checkpoint_io_lab/torch_extensions" .venv/bin/python -c '
+  train="$HOME/.cache/checkpoint_io_lab/train-venv"
+  if ! cmp -s requirements-deepspeed.txt "$train/.requirements-deepspeed.txt"; then
+    rm -rf "$train"
+    python3 -m venv "$train"
+    "$train/bin/pip" install -q --disable-pip-version-check "$(grep '^torch==' requirements-deepspeed.txt)"
+    "$train/bin/pip" install -q --disable-pip-version-check -r requirements-deepspeed.txt
+    cp requirements-deepspeed.txt "$train/.requirements-deepspeed.txt"
+  fi
+  if ! ops=$(TORCH_EXTENSIONS_DIR="$HOME/.cache/checkpoint_io_lab/torch_extensions" "$train/bin/python" -c '
 import sys
 sys.path.insert(0, "collections")
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import fastpersist

@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""fastpersist_write end to end: DeepSpeed itself (the .venv's CPU torch and DeepSpeed, lab/bootstrap.sh --tests)
-writes and reads back a small checkpoint in a tmp dir through FastFileWriter, one process per rank.
-
-DeepSpeed's async_io op is built once into TORCH_EXTENSIONS_DIR (lab/bootstrap.sh --tests builds it into
-~/.cache/checkpoint_io_lab/torch_extensions; a first build takes minutes). With CHECKPOINT_IO_REQUIRE_DEEPSPEED=1
-(the test command) a missing DeepSpeed fails these tests; elsewhere they skip saying why.
+"""fastpersist_write end to end: DeepSpeed itself writes and reads back a small checkpoint in a tmp dir through
+FastFileWriter, one process per rank, with the Python of a training environment: lab/bootstrap.sh --tests makes
+one (CPU torch and DeepSpeed) at ~/.cache/checkpoint_io_lab/train-venv and builds DeepSpeed's async_io op once into
+~/.cache/checkpoint_io_lab/torch_extensions (CHECKPOINT_IO_TRAINING_PYTHON and TORCH_EXTENSIONS_DIR point
+elsewhere). With CHECKPOINT_IO_REQUIRE_DEEPSPEED=1 (the test command) a missing training environment fails these
+tests; elsewhere they skip saying why.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -13,7 +13,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
-import sys
 
 import pytest
 
@@ -23,21 +22,22 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.modules import fastper
 from helpers import run_module
 
 MIB = 1024 * 1024
-EXTENSIONS = os.environ.get('TORCH_EXTENSIONS_DIR') or os.path.expanduser('~/.cache/checkpoint_io_lab/torch_extensions')
+CACHE = os.path.expanduser('~/.cache/checkpoint_io_lab')
+EXTENSIONS = os.environ.get('TORCH_EXTENSIONS_DIR') or os.path.join(CACHE, 'torch_extensions')
+TRAINING_PYTHON = os.environ.get('CHECKPOINT_IO_TRAINING_PYTHON') or os.path.join(CACHE, 'train-venv', 'bin', 'python')
 REQUIRE = os.environ.get('CHECKPOINT_IO_REQUIRE_DEEPSPEED') == '1'
 
 
 @pytest.fixture(scope='module')
 def python():
-    """This Python when it has DeepSpeed (the training environment of these tests)."""
-    try:
-        import deepspeed  # noqa: F401 pylint: disable=unused-import
-    except Exception as exc:  # ImportError and what a broken install raises
+    """The training environment's Python (torch and DeepSpeed)."""
+    if not os.access(TRAINING_PYTHON, os.X_OK):
         if REQUIRE:
-            pytest.fail('CHECKPOINT_IO_REQUIRE_DEEPSPEED=1 but DeepSpeed cannot be imported (%s): lab/bootstrap.sh '
-                        '--tests installs it' % exc)
-        pytest.skip('DeepSpeed is not importable (%s); set CHECKPOINT_IO_REQUIRE_DEEPSPEED=1 to fail instead' % exc)
-    return sys.executable
+            pytest.fail('CHECKPOINT_IO_REQUIRE_DEEPSPEED=1 but there is no training environment at %s: '
+                        'lab/bootstrap.sh --tests makes it' % TRAINING_PYTHON)
+        pytest.skip('no training environment at %s (lab/bootstrap.sh --tests makes it); set '
+                    'CHECKPOINT_IO_REQUIRE_DEEPSPEED=1 to fail instead' % TRAINING_PYTHON)
+    return TRAINING_PYTHON
 
 
 def run(capsys, tmp_path, **params):
@@ -107,16 +107,16 @@ def test_settings_deepspeed_refuses_fail_naming_them_and_leave_nothing(tmp_path,
     (dict(writer={'io_buffer_size': 'big'}), 'writer.io_buffer_size'),
     (dict(total_size='900T'), 'not enough free space'),
 ])
-def test_refused_before_anything_is_made(tmp_path, capsys, params, message):
+def test_refused_before_anything_is_made(tmp_path, capsys, python, params, message):
     directory = dirs(tmp_path, 1)
-    args = dict(python=sys.executable, directories=directory, total_size='8M')
+    args = dict(python=python, directories=directory, total_size='8M')
     args.update(params)
     rc, out = run(capsys, tmp_path, **args)
     assert rc == 1 and message in out['msg'], out['msg']
     assert os.listdir(directory[0]) == [] and 'command' not in out
 
 
-def test_a_training_environment_another_user_can_change_is_refused(tmp_path, capsys):
+def test_a_training_environment_another_user_can_change_is_refused(tmp_path, capsys, python):
     """Root would run the interpreter and load the ops: a venv or an op cache another user can change is code that
     user would run as root."""
     directory = dirs(tmp_path, 1)
@@ -124,11 +124,11 @@ def test_a_training_environment_another_user_can_change_is_refused(tmp_path, cap
     shared.mkdir()
     shared.chmod(0o777)  # not sticky: anyone can swap its entries
     link = shared / 'python'
-    link.symlink_to(sys.executable)
+    link.symlink_to(python)
     rc, out = run(capsys, tmp_path, python=str(link), directories=directory, total_size='4M')
     assert rc == 1 and out['msg'].startswith('python: %s: %s (everyone) can be changed by another user than root'
                                              % (link, shared)), out['msg']
-    rc, out = run(capsys, tmp_path, python=sys.executable, directories=directory, total_size='4M',
+    rc, out = run(capsys, tmp_path, python=python, directories=directory, total_size='4M',
                   torch_extensions_dir=str(shared / 'ops'))
     assert rc == 1 and 'torch_extensions_dir: %s/ops: %s (everyone) can be changed' % (shared, shared) in out['msg']
     assert os.listdir(directory[0]) == []
