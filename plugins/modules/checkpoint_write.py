@@ -671,6 +671,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.bl
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.ckpt_write import (
     IOENGINES,
     MAX_QUEUE_DEPTH,
+    by_target,
     device_layout,
     device_needs,
     fraction_in_range,
@@ -682,6 +683,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.ck
     restore_result,
     shard_plan,
     space_errors,
+    space_needs,
     write_argv,
 )
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify import fio_job
@@ -875,30 +877,12 @@ def open_targets(module, params, result):
     return targets
 
 
-def space_needs(layout, shard_bytes, targets, devices):
-    """Bytes needed and free per filesystem (ranks on one filesystem add up)."""
-    needs = {}
-    for entry in layout:
-        target = targets[entry['directory']]
-        if target.dev not in needs:
-            vfs = os.fstatvfs(target.fd)
-            needs[target.dev] = {'directory': entry['directory'], 'device': devices.get(entry['directory']),
-                                 'needed': 0, 'free': vfs.f_bavail * vfs.f_frsize}
-        needs[target.dev]['needed'] += shard_bytes
-    return [needs[key] for key in sorted(needs)]
-
-
 def make_runs(targets, layout, shard_bytes, params, run_id):
     """One run directory per target directory (one per filesystem directory, whatever path named it), the
     shards in it; each layout entry gets its ``filename`` (where it is) and ``fio_file`` (what fio opens)."""
-    groups = {}
-    for entry in layout:
-        target = targets[entry['directory']]
-        groups.setdefault((target.dev, target.ino), (target, []))[1].append(entry)
     runs = []
     try:
-        for key in sorted(groups):
-            target, entries = groups[key]
+        for target, entries in by_target(targets, layout):
             run = scratch.create(target, params['label'] or 'checkpoint_write',
                                  [(entry['name'], shard_bytes) for entry in entries], params['state_dir'],
                                  run_id=run_id, writer='checkpoint_write')

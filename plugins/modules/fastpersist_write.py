@@ -299,12 +299,14 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.ckpt_write import (
     GIB,
     MAX_QUEUE_DEPTH,
+    by_target,
     fraction_in_range,
     int_in_range,
     number,
     rank_layout,
     shard_plan,
     space_errors,
+    space_needs,
 )
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.fio_runner import (
     Terminated,
@@ -472,14 +474,9 @@ def worker_source():
 def make_runs(targets, layout, params, job_files):
     """One run directory per target directory with the ranks' files (empty: DeepSpeed's writer creates them as a
     training job does, on the same inodes), the first also with the script and its input."""
-    groups = {}
-    for entry in layout:
-        target = targets[entry['directory']]
-        groups.setdefault((target.dev, target.ino), (target, []))[1].append(entry)
     runs = []
     try:
-        for index, key in enumerate(sorted(groups)):
-            target, entries = groups[key]
+        for index, (target, entries) in enumerate(by_target(targets, layout)):
             files = [('rank_%d.pt' % entry['rank'], 0) for entry in entries]
             if index == 0:
                 files += [(name, 0) for name in job_files]
@@ -541,16 +538,9 @@ def main():
         for path in params['directories']:
             if path not in targets:
                 targets[path] = scratch.open_dir(path, 'directories')
-        needs = {}
-        for entry in layout:
-            target = targets[entry['directory']]
-            if target.dev not in needs:
-                vfs = os.fstatvfs(target.fd)
-                needs[target.dev] = {'directory': entry['directory'], 'device': None, 'needed': 0,
-                                     'free': vfs.f_bavail * vfs.f_frsize}
-            # torch.save's framing adds a few KiB per tensor; a block more per rank covers it
-            needs[target.dev]['needed'] += plan['shard_bytes'] + plan['block_size']
-        errors = space_errors([needs[key] for key in sorted(needs)], params['free_space_margin'])
+        # torch.save's framing adds a few KiB per tensor; a block more per rank covers it
+        errors = space_errors(space_needs(layout, plan['shard_bytes'] + plan['block_size'], targets),
+                              params['free_space_margin'])
         if errors:
             module.fail_json(msg='not enough free space: %s' % '; '.join(errors), errors=errors, **result)
         with terminate_on_signals():

@@ -74,6 +74,16 @@ def fio_capabilities(base):
     return {'ioengine': engine, 'direct': fio_works(base, engine, 1)}
 
 
+def checkpoint_dirs(tmp_path, count=2):
+    """``count`` empty directories ckpt0, ckpt1, ... under ``tmp_path`` (a pathlib path): their paths."""
+    result = []
+    for index in range(count):
+        path = tmp_path / ('ckpt%d' % index)
+        path.mkdir()
+        result.append(str(path))
+    return result
+
+
 def run_fio_module(capsys, main, params):
     """(exit code, JSON result) of a fio module's main() with ``params`` (fio_path defaults to the host's fio)."""
     params.setdefault('fio_path', require_tool('fio'))

@@ -30,6 +30,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import math
+import os
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.fio import parse_fio_json
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import parse_size
@@ -303,6 +304,30 @@ def space_errors(needs, margin):
                           "(free_space_margin %s)" % (entry["directory"], entry.get("device") or "unknown",
                                                       entry["needed"], entry["free"], usable, margin))
     return errors
+
+
+def by_target(targets, layout):
+    """The layout's entries grouped by the directory they go in (``targets``: {path: an open scratch Target}; two
+    paths to one directory are one group): [(target, [entries])], in a stable order."""
+    groups = {}
+    for entry in layout:
+        target = targets[entry["directory"]]
+        groups.setdefault((target.dev, target.ino), (target, []))[1].append(entry)
+    return [groups[key] for key in sorted(groups)]
+
+
+def space_needs(layout, bytes_per_rank, targets, devices=None):
+    """Bytes needed and free per filesystem (ranks on one filesystem add up): the ``needs`` of :func:`space_errors`
+    (``devices``: {directory: its device name}, for the message)."""
+    needs = {}
+    for entry in layout:
+        target = targets[entry["directory"]]
+        if target.dev not in needs:
+            vfs = os.fstatvfs(target.fd)
+            needs[target.dev] = {"directory": entry["directory"], "device": (devices or {}).get(entry["directory"]),
+                                 "needed": 0, "free": vfs.f_bavail * vfs.f_frsize}
+        needs[target.dev]["needed"] += bytes_per_rank
+    return [needs[key] for key in sorted(needs)]
 
 
 def job_errors(parsed, expected_jobs, direction="write"):

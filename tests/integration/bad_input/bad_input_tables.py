@@ -66,6 +66,17 @@ FIO_PATH = {'path': 'exec', 'names': ['fio_path', 'fio'],
 JOB_STORE = {'path': 'dir', 'null': 'refuse', 'with': {'background': True}, 'names': ['job_store', 'job store'],
              'accept': {'missing': 'made mode 0700'}}
 
+# The checkpoint directories of a module that writes the ranks' files in a run directory of its own
+# (checkpoint_write, fastpersist_write: module_utils/common/scratch.py).
+RUN_DIRECTORIES = {
+    'elements': 'path', 'path': 'dir', 'names': ['directories', 'directory'],
+    'accept': {'el_symlink': 'a symlink in a directory only root can write is followed (scratch.open_dir)',
+               'el_other_writable': 'the files go in a root-only run directory made inside it',
+               'el_colon': 'the writer gets /proc/<pid>/fd/N, never the path: a colon is a plain character'},
+    'extra': [{'kind': 'duplicate', 'value': ['{tmp}/ckpt', '{tmp}/ckpt'], 'expect': 'accept',
+               'reason': 'ranks share a directory'}],
+}
+
 # ------------------------------------------------------------------------------------------------------------------
 MODULES = {
     'block_queue': {
@@ -227,14 +238,7 @@ MODULES = {
                  'queue_depth': 4, 'fio_path': '{fio}', 'timeout': 60, 'job_store': '{tmp}/jobs'},
         'control': 'refuse', 'control_expect_in': 'fio',
         'options': {
-            'directories': {
-                'elements': 'path', 'path': 'dir', 'names': ['directories', 'directory'],
-                'accept': {'el_symlink': 'a symlink in a directory only root can write is followed (scratch.open_dir)',
-                           'el_other_writable': 'the shards go in a root-only run directory made inside it',
-                           'el_colon': 'fio gets /proc/self/fd/N, never the path: a colon is a plain character'},
-                'extra': [{'kind': 'duplicate', 'value': ['{tmp}/ckpt', '{tmp}/ckpt'], 'expect': 'accept',
-                           'reason': 'ranks share a directory'}],
-            },
+            'directories': RUN_DIRECTORIES,
             'devices': {
                 'elements': 'path', 'path': 'file', 'with': {'directories': OMIT, 'force_devices': ['x']},
                 'names': ['devices', 'device'],
@@ -292,14 +296,7 @@ MODULES = {
         'control': 'refuse', 'control_expect_in': 'DeepSpeed cannot write here',
         'options': {
             'python': {'path': 'exec', 'names': ['python']},
-            'directories': {
-                'elements': 'path', 'path': 'dir', 'names': ['directories', 'directory'],
-                'accept': {'el_symlink': 'a symlink in a directory only root can write is followed (scratch.open_dir)',
-                           'el_other_writable': 'the files go in a root-only run directory made inside it',
-                           'el_colon': 'DeepSpeed gets /proc/<pid>/fd/N/..., never the path'},
-                'extra': [{'kind': 'duplicate', 'value': ['{tmp}/ckpt', '{tmp}/ckpt'], 'expect': 'accept',
-                           'reason': 'ranks share a directory'}],
-            },
+            'directories': RUN_DIRECTORIES,
             'ranks': {'range': (1, 1024), 'null': 'refuse'},
             'total_size': {'type': 'size', 'null': 'refuse', 'expect_in': {'huge': 'free space'}},
             # the sections' keys are checked by the module (a dict with options would let ansible-core's own

@@ -19,7 +19,7 @@ import pytest
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import state_store
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import checkpoint_write
 
-from helpers import FIO, fio_capabilities, run_fio_module
+from helpers import FIO, checkpoint_dirs as dirs, fio_capabilities, run_fio_module
 
 MIB = 1024 * 1024
 STATE = {}
@@ -49,15 +49,6 @@ def write_through_first_file(body=u'bs=1M count=4'):
     """A stand-in fio's shell lines that write into the first --filename it is given (a /proc/self/fd name)."""
     return (u'for a in "$@"; do case "$a" in --filename=*) dd if=/dev/zero of="${a#--filename=}" %s conv=notrunc '
             u'2>/dev/null; break;; esac; done\n' % body)
-
-
-def dirs(tmp_path, count=2):
-    result = []
-    for index in range(count):
-        path = tmp_path / ('ckpt%d' % index)
-        path.mkdir()
-        result.append(str(path))
-    return result
 
 
 def test_two_ranks_real_fio(tmp_path, host, capsys):

@@ -19,7 +19,7 @@ import pytest
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import state_store
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import fastpersist_write
 
-from helpers import run_module
+from helpers import checkpoint_dirs as dirs, run_module
 
 MIB = 1024 * 1024
 CACHE = os.path.expanduser('~/.cache/checkpoint_io_lab')
@@ -45,15 +45,6 @@ def run(capsys, tmp_path, **params):
     params.setdefault('torch_extensions_dir', EXTENSIONS)
     params.setdefault('timeout', 1200)
     return run_module(capsys, fastpersist_write.main, params)
-
-
-def dirs(tmp_path, count):
-    out = []
-    for index in range(count):
-        path = tmp_path / ('ckpt%d' % index)
-        path.mkdir()
-        out.append(str(path))
-    return out
 
 
 def test_deepspeed_writes_and_reads_back_two_ranks(tmp_path, capsys, python):
