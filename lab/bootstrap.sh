@@ -46,7 +46,10 @@ if [ "${1:-}" = --tests ]; then
     "$train/bin/pip" install -q --disable-pip-version-check -r requirements-deepspeed.txt
     cp requirements-deepspeed.txt "$train/.requirements-deepspeed.txt"
   fi
-  if ! ops=$(TORCH_EXTENSIONS_DIR="$HOME/.cache/checkpoint_io_lab/torch_extensions" "$train/bin/python" -c '
+  # the venv's own ninja first, as fastpersist_write runs it: ninja 1.11 (Debian's) and 1.13 (pip's) read each
+  # other's build log as unknown and rebuild the whole op
+  if ! ops=$(PATH="$train/bin:$PATH" TORCH_EXTENSIONS_DIR="$HOME/.cache/checkpoint_io_lab/torch_extensions" \
+      "$train/bin/python" -c '
 import sys
 sys.path.insert(0, "collections")
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import fastpersist

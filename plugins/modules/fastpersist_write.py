@@ -28,7 +28,8 @@ description:
     DeepSpeed's processes reach them through the module's own descriptors (C(/proc/<pid>/fd/<N>)), so a training
     user who owns the checkpoint directory cannot redirect the write. The script DeepSpeed's processes run
     (module_utils/deepspeed/fastpersist.py) is written into the run directory too, never to a shared path.
-  - DeepSpeed's processes run in the module's process group and end with it (O(timeout), a signal to the module,
+  - DeepSpeed's processes run with O(python)'s directory first on C(PATH), as in an activated venv (DeepSpeed
+    builds its ops with the C(ninja) it finds there), in the module's process group, and end with it (O(timeout), a signal to the module,
     a kill of the module). Each rank's page-cache pages of its file are dropped after its write (C(posix_fadvise)
     on that file only), so the read comes from the drives.
   - O(python) and O(torch_extensions_dir) are what root runs and loads - the interpreter, its directory, its venv's
@@ -552,6 +553,9 @@ def main():
                    'torch_extensions_dir': params['torch_extensions_dir']}
             write_file(first, WORKER, worker_source())
             write_file(first, JOB, json.dumps(job))
+            # The training environment's own tools first (DeepSpeed builds its ops with the ninja it finds on
+            # PATH), as an activated venv would have them.
+            os.environ['PATH'] = os.pathsep.join([os.path.dirname(params['python']), os.environ.get('PATH', '')])
             where = '/proc/%d/fd/%d/' % (os.getpid(), first.fd)
             argv = result['command'] = [params['python'], where + WORKER, where + JOB]
             rc, stdout, stderr, wall, timed_out = run_fio(argv, params['timeout'],
