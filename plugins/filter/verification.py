@@ -59,6 +59,14 @@ def drive_ids(facts, names):
     return _call('drive_ids', _v.drive_ids, facts, names)
 
 
+def verify_engine(facts, asked='auto'):
+    return _call('verify_engine', _v.verify_engine, facts, asked)
+
+
+def writer_settings(facts):
+    return _call('writer_settings', _v.writer_settings, facts)
+
+
 class FilterModule(object):
     """The checkpoint-write verification."""
 
@@ -66,4 +74,4 @@ class FilterModule(object):
         return {'aio_settings': aio_settings, 'checkpoint_shape': checkpoint_shape, 'queue_settings': queue_settings,
                 'before_side': before_side, 'verify_report': verify_report, 'verify_line': verify_line,
                 'baseline_target': baseline_target, 'write_places': write_places, 'before_plan': before_plan,
-                'drive_ids': drive_ids}
+                'drive_ids': drive_ids, 'verify_engine': verify_engine, 'writer_settings': writer_settings}

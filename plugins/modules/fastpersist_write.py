@@ -117,6 +117,21 @@ options:
         Default - the factory where DeepSpeed finds an accelerator, else the writer.
     type: str
     choices: [fast_file_writer, checkpoint_writer_factory]
+  sample_drives:
+    description:
+      - NVMe namespaces (V(nvme1n1) or V(/dev/nvme1n1)) sampled as DeepSpeed starts, every O(sample_interval)
+        seconds while it runs and once after - what the checkpoint_write module's O(sample_drives) samples (the
+        block counters, temperatures, the SMART log's critical-warning bits and media errors), so that a drive that
+        left, warned or failed during the write voids it. A namespace that is not there is refused before anything
+        is written.
+    type: list
+    elements: str
+    default: []
+  sample_interval:
+    description:
+      - Seconds between two samples of O(sample_drives), a number from 0.2 to 3600.
+    type: raw
+    default: 1
   torch_extensions_dir:
     description:
       - Where DeepSpeed keeps its built ops (C(TORCH_EXTENSIONS_DIR)); default DeepSpeed's
@@ -227,6 +242,25 @@ restore:
   type: dict
   sample: {throughput_gib_s: 3.4, throughput_bytes_s: 3650722201, duration_s: 1.17, total_bytes: 4294982656,
            min_rank_bw_bytes: 458752000, per_rank: [{rank: 0, bytes: 536872960, seconds: 1.17, bw_bytes: 458865778}]}
+devices:
+  description: The block device under each of O(directories), in their order (the kernel's name).
+  returned: always
+  type: list
+  elements: str
+  sample: [md127]
+samples:
+  description: With O(sample_drives), one entry per sample, as the checkpoint_write module's RV(samples) - the
+    first as DeepSpeed starts, the last after its processes ended.
+  returned: when O(sample_drives) is set and DeepSpeed ran
+  type: list
+  elements: dict
+  sample: [{t: 0.0, drives: {nvme1n1: {sectors_written: 1024, critical_warning: 0, media_errors: 0}}}]
+sampled_drives:
+  description: With O(sample_drives), per namespace - C(controller), C(serial) and the Identify Controller
+    thresholds, as the checkpoint_write module's RV(sampled_drives).
+  returned: when O(sample_drives) is set
+  type: dict
+  sample: {nvme1n1: {controller: nvme1, serial: DATA0001, wctemp_c: 70, cctemp_c: 100, hctma: 0}}
 deepspeed:
   description: What ran - DeepSpeed's and torch's C(version)/C(torch_version), the C(accelerator), the writer
     C(path), the C(aio) and C(writer) sections as DeepSpeed's parsers completed them, the ops' load times
@@ -294,9 +328,12 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import scratch
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.context import Context
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.identity import name_of_dev
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.state_store import STATE_DIR
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import parse_size, to_bool, to_int
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import fastpersist
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme.drive_sampler import DriveSampler, check_names
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.ckpt_write import (
     GIB,
     MAX_QUEUE_DEPTH,
@@ -330,6 +367,8 @@ def argument_spec():
         writer=dict(type='dict', default={}),
         read_back=dict(type='bool', default=True),
         writer_path=dict(type='str', choices=list(fastpersist.PATHS)),
+        sample_drives=dict(type='list', elements='str', default=[]),
+        sample_interval=dict(type='raw', default=1),
         torch_extensions_dir=dict(type='path'),
         free_space_margin=dict(type='raw', default=0.1),
         timeout=dict(type='int', default=3600),
@@ -453,6 +492,9 @@ def validate(module, params, result):
         int_in_range(params['timeout'], 'timeout', 1)
         params['free_space_margin'] = number(params['free_space_margin'], 'free_space_margin')
         fraction_in_range(params['free_space_margin'], 'free_space_margin')
+        params['sample_interval'] = number(params['sample_interval'], 'sample_interval')
+        fraction_in_range(params['sample_interval'], 'sample_interval', 0.2, 3600.0, high_open=False)
+        params['sample_drives'] = check_names(params['sample_drives'])
         plan = shard_plan(params['ranks'], aio.get('block_size', DEFAULT_BLOCK), total_size=params['total_size'])
         layout = rank_layout(params['directories'], params['ranks'])
         scratch.check_state_dir(params['state_dir'])
@@ -540,10 +582,18 @@ def main():
             if path not in targets:
                 targets[path] = scratch.open_dir(path, 'directories')
         # torch.save's framing adds a few KiB per tensor; a block more per rank covers it
+        result['devices'] = [name_of_dev(targets[path].dev) for path in params['directories']]
         errors = space_errors(space_needs(layout, plan['shard_bytes'] + plan['block_size'], targets),
                               params['free_space_margin'])
         if errors:
             module.fail_json(msg='not enough free space: %s' % '; '.join(errors), errors=errors, **result)
+        sampler = None
+        if params['sample_drives']:
+            sampler = DriveSampler(Context(module), params['sample_drives'])
+            missing = sampler.missing()
+            if missing:
+                module.fail_json(msg='sample_drives refused, nothing was written: %s' % '; '.join(missing), **result)
+            result['sampled_drives'] = sampler.info()
         with terminate_on_signals():
             runs = make_runs(targets, layout, params, [WORKER, JOB])
             result['safety'] = scratch.safety(list(targets.values()), runs)
@@ -558,8 +608,14 @@ def main():
             os.environ['PATH'] = os.pathsep.join([os.path.dirname(params['python']), os.environ.get('PATH', '')])
             where = '/proc/%d/fd/%d/' % (os.getpid(), first.fd)
             argv = result['command'] = [params['python'], where + WORKER, where + JOB]
-            rc, stdout, stderr, wall, timed_out = run_fio(argv, params['timeout'],
-                                                          pass_fds=[run.fd for run in runs])
+            if sampler:
+                sampler.sample()  # as DeepSpeed starts
+            rc, stdout, stderr, wall, timed_out = run_fio(
+                argv, params['timeout'], tick=sampler and (lambda _elapsed: sampler.sample()),
+                interval=params['sample_interval'], pass_fds=[run.fd for run in runs])
+            if sampler:
+                sampler.sample()  # once its processes ended
+                result['samples'] = sampler.samples
             result.update(wall_s=round(wall, 3), stderr=stderr[-4000:])
             if timed_out:
                 module.fail_json(msg='DeepSpeed\'s write ran past timeout %d s and was ended' % params['timeout'],

@@ -67,7 +67,8 @@ SPEC = {
     'checkpoint_io_deepspeed_configs': ('paths', None, None, 'DeepSpeed config files whose aio section is tuned'),
     'checkpoint_io_deepspeed_python': ('path', None, None, 'the training environment\'s Python (a venv\'s or conda\'s '
                                                            'bin/python): its DeepSpeed version decides the '
-                                                           'checkpoint.writer section; unset: not known'),
+                                                           'checkpoint.writer section and the verification\'s '
+                                                           'engine; unset: not known'),
     'checkpoint_io_deepspeed_writer': ('choice', 'auto', ('auto', 'manage', 'leave'),
                                        'the checkpoint.writer section (FastPersist) beside aio: auto where the '
                                        'training environment\'s DeepSpeed has it (0.17.1 and later), manage always, '
@@ -87,6 +88,10 @@ SPEC = {
                                         'the most of the free space the verification may write'),
     'checkpoint_io_verify_repeats': ('int', 3, (1, 20), 'runs of each verification write (median and spread)'),
     'checkpoint_io_verify_ioengine': ('choice', 'io_uring', IOENGINES, 'fio engine of the verification write'),
+    'checkpoint_io_verify_engine': ('choice', 'auto', ('auto', 'fio', 'deepspeed'),
+                                    'what writes the verification\'s checkpoints - deepspeed (DeepSpeed\'s own FastPersist '
+                                    'writer, run by checkpoint_io_deepspeed_python), fio, or auto (deepspeed where '
+                                    'that Python has DeepSpeed 0.17.1 or later, else fio)'),
     'checkpoint_io_verify_restore': ('bool', True, None, 'read each verification write back (the restore read, '
                                                          'O_DIRECT, the shards dropped from the page cache first) '
                                                          'and report its GiB/s before and after'),

@@ -131,7 +131,8 @@ def same_settings(before, after):
 
     Each side: {where: directory|drives, target: [paths], settings: {queue_depth, block_size}, block: {device:
     {queue settings}} or None}. The same place (``where`` and ``target``), the same depth and block size, and the
-    same block queue settings where ``before`` recorded them (a block_layer change between the two is a change).
+    same block queue settings where ``before`` recorded them (a block_layer change between the two is a change);
+    where ``after``'s settings carry a ``writer`` (DeepSpeed's FastPersist writer wrote it), the same writer keys.
     """
     for name, side in (('before', before), ('after', after)):
         if not isinstance(side, dict):
@@ -141,6 +142,10 @@ def same_settings(before, after):
     for key in ('queue_depth', 'block_size'):
         if _setting(before, 'before', key) != _setting(after, 'after', key):
             return False
+    # DeepSpeed's writer wrote the "after" side (its settings carry the checkpoint.writer keys): its buffer too
+    if 'writer' in (after.get('settings') or {}) and \
+            ((before.get('settings') or {}).get('writer') or {}) != (after['settings']['writer'] or {}):
+        return False
     if before.get('block') is not None and before.get('block') != after.get('block'):
         return False
     return True

@@ -37,6 +37,51 @@ def aio_settings(facts):
     return settings
 
 
+ENGINES = ('auto', 'fio', 'deepspeed')
+# the writer keys the fastpersist_write module takes (what a rank's FastFileWriter reads of checkpoint.writer)
+ENGINE_WRITER_KEYS = ('io_buffer_size', 'io_buffer_double')
+
+
+def writer_settings(facts):
+    """The ``checkpoint.writer`` keys a rank's FastFileWriter reads (io_buffer_size, io_buffer_double) of the first
+    ds_config of the ``deepspeed`` facts that exists and parses; {} where it has no writer section (DeepSpeed's
+    defaults then)."""
+    configs = section(facts, 'deepspeed').get('configs') or []
+    found = next((c for c in configs if isinstance(c, dict) and c.get('exists') and not c.get('parse_error')), None)
+    writer = (found or {}).get('writer') or {}
+    return dict((key, writer[key]) for key in ENGINE_WRITER_KEYS if writer.get(key) is not None)
+
+
+def verify_engine(facts, asked='auto'):
+    """What writes the verification's checkpoints: {engine, reason, python, deepspeed_version}. ``deepspeed``
+    (DeepSpeed's own FastPersist writer, module fastpersist_write) where the training environment's Python of the
+    ``deepspeed`` facts (checkpoint_io_deepspeed_python) has DeepSpeed with FastPersist (0.17.1 and later), asked or
+    ``auto``; ``fio`` elsewhere, saying why. ValueError where ``deepspeed`` is asked and the node has none."""
+    if asked not in ENGINES:
+        raise ValueError('checkpoint_io_verify_engine: %r is not one of %s' % (asked, ', '.join(ENGINES)))
+    found = section(facts, 'deepspeed').get('installed') or {}
+    python, version = found.get('python'), found.get('version')
+    out = {'engine': 'fio', 'python': python, 'deepspeed_version': version}
+    if found.get('fastpersist') and python and version:
+        why = None
+    elif found.get('error'):
+        why = found['error']
+    elif version:
+        why = 'DeepSpeed %s in %s has no FastPersist writer (0.17.1 and later)' % (version, python)
+    else:
+        why = 'the deepspeed facts were not gathered'
+    if asked == 'fio':
+        return dict(out, reason='fio, as checkpoint_io_verify_engine asks')
+    if why is None:
+        return dict(out, engine='deepspeed', reason="DeepSpeed %s's FastPersist writer, run by %s%s" % (
+            version, python, ' (checkpoint_io_verify_engine deepspeed)' if asked == 'deepspeed' else ''))
+    if asked == 'deepspeed':
+        raise ValueError('checkpoint_io_verify_engine deepspeed: %s. Set checkpoint_io_deepspeed_python to a training '
+                         "environment's Python with DeepSpeed 0.17.1 or later, or leave the engine auto (fio here)"
+                         % why)
+    return dict(out, reason='fio: %s' % why)
+
+
 def checkpoint_shape(avail_bytes, ranks, full_size, share, asked=False):
     """{ranks, total_bytes}: MLPerf Storage's checkpoint (``full_size`` over ``ranks``) scaled down to ``share`` of
     the space there is, in whole 1 MiB blocks per rank. Raises ValueError when not one block per rank fits.
@@ -99,7 +144,8 @@ def report(parts):
 
     ``parts``: node, directories, ranks, before (before_side), after_settings (aio_settings), after (the repeated
     write: runs, throughput_gib_s, p99_ns, last), block_now (queue_settings), same_settings, verdict (before_after),
-    ceiling_bytes, min_fraction, findings, settings_before_source.
+    ceiling_bytes, min_fraction, findings, settings_before_source, engine (verify_engine: what wrote the
+    checkpoints).
     """
     after, before, verdict = parts['after'], parts['before'], parts['verdict']
     last = after.get('last') or {}
@@ -132,6 +178,7 @@ def report(parts):
         'restore': restore_side(before, after),
         'findings': parts.get('findings') or [],
         'settings_before_source': parts.get('settings_before_source'),
+        'engine': parts.get('engine') or {'engine': 'fio', 'reason': 'fio'},
     }
 
 

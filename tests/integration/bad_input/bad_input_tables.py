@@ -319,6 +319,12 @@ MODULES = {
                                  {'kind': 'not_bool', 'value': {'io_buffer_double': 'maybe'},
                                   'expect_in': "writer.io_buffer_double: 'maybe'"}]},
             'read_back': {}, 'writer_path': {},
+            'sample_drives': {'accept': {'empty': 'the default: no sampling'}, 'null': 'refuse',
+                              'extra': [{'kind': 'not_nvme', 'value': ['sda'], 'expect_in': 'sda'},
+                                        {'kind': 'twice', 'value': ['nvme1n1', '/dev/nvme1n1'],
+                                         'expect_in': 'twice'},
+                                        {'kind': 'absent', 'value': ['nvme9n9'], 'expect_in': 'nvme9n9'}]},
+            'sample_interval': {'range': (0.2, 3600), 'null': 'refuse', 'with': {'sample_drives': ['nvme1n1']}},
             'torch_extensions_dir': {'path': 'dir', 'names': ['torch_extensions_dir'],
                                      'accept': {'missing': 'DeepSpeed makes it (its parent is checked)'}},
             'free_space_margin': {'range': (0, 1), 'null': 'refuse'},
@@ -1243,8 +1249,9 @@ ROLES = {
             'main': {'options': shared([
                 'checkpoint_io_deepspeed_configs', 'checkpoint_io_alignment', 'checkpoint_io_verify_dirs',
                 'checkpoint_io_verify_ranks', 'checkpoint_io_verify_total_size', 'checkpoint_io_verify_free_share',
-                'checkpoint_io_verify_repeats', 'checkpoint_io_verify_ioengine', 'checkpoint_io_verify_restore',
-                'checkpoint_io_verify_timeout', 'checkpoint_io_verify_poll', 'checkpoint_io_verify_min_fraction',
+                'checkpoint_io_verify_repeats', 'checkpoint_io_verify_ioengine', 'checkpoint_io_verify_engine',
+                'checkpoint_io_verify_restore', 'checkpoint_io_verify_timeout', 'checkpoint_io_verify_poll',
+                'checkpoint_io_verify_min_fraction', 'checkpoint_io_deepspeed_python',
                 'checkpoint_io_report_dir', 'checkpoint_io_state_dir'])},
             # the playbooks run these two only outside check mode: their argument spec and the preflight role run
             'baseline': {'preflight_first': True, 'argspec_only': True, 'options': shared([

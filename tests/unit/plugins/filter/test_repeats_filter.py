@@ -77,3 +77,15 @@ def test_same_settings_names_what_is_wrong():
         same_settings(SIDE, dict(SIDE, settings={'queue_depth': 'auto', 'block_size': 1}))
     with pytest.raises(AnsibleFilterError, match='before: None is not'):
         same_settings(None, SIDE)
+
+
+def test_a_different_writer_buffer_is_a_change_where_deepspeed_wrote_the_after_side():
+    from ansible_collections.ai_storage.checkpoint_io.plugins.filter.repeats import same_settings
+    writer = {'io_buffer_size': 134217728, 'io_buffer_double': True}
+    # fio wrote both sides: the writer keys are not part of what it ran with
+    assert same_settings(dict(SIDE, settings=dict(SIDE['settings'], writer=writer)), SIDE) is True
+    after = dict(SIDE, settings=dict(SIDE['settings'], writer=writer))
+    assert same_settings(SIDE, after) is False  # DeepSpeed's defaults before, a tuned buffer after
+    assert same_settings(dict(SIDE, settings=dict(SIDE['settings'], writer=dict(writer))), after) is True
+    # a settings_before record of an earlier release (no writer) and DeepSpeed's defaults after: the same
+    assert same_settings(SIDE, dict(SIDE, settings=dict(SIDE['settings'], writer={}))) is True

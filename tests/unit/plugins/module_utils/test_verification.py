@@ -33,6 +33,43 @@ def test_aio_settings_take_the_first_parsed_config_else_deepspeed_defaults():
         v.aio_settings(None)
 
 
+def _ds_facts(installed, writer=None):
+    config = {'path': '/etc/ds.json', 'exists': True, 'parse_error': None, 'aio': {}, 'writer': writer}
+    return {'deepspeed': {'configs': [config], 'installed': installed}}
+
+
+HAS_FASTPERSIST = {'python': '/opt/venv/bin/python', 'version': '0.19.8', 'torch_version': '2.13.0+cpu',
+                   'fastpersist': True, 'error': None}
+
+
+def test_the_engine_is_deepspeed_where_the_training_python_has_fastpersist_else_fio_saying_why():
+    chosen = v.verify_engine(_ds_facts(HAS_FASTPERSIST), 'auto')
+    assert chosen['engine'] == 'deepspeed' and chosen['python'] == '/opt/venv/bin/python'
+    assert "DeepSpeed 0.19.8's FastPersist writer, run by /opt/venv/bin/python" == chosen['reason']
+    assert v.verify_engine(_ds_facts(HAS_FASTPERSIST), 'fio')['engine'] == 'fio'
+    old = dict(HAS_FASTPERSIST, version='0.16.9', fastpersist=False)
+    assert v.verify_engine(_ds_facts(old), 'auto') == {
+        'engine': 'fio', 'python': '/opt/venv/bin/python', 'deepspeed_version': '0.16.9',
+        'reason': 'fio: DeepSpeed 0.16.9 in /opt/venv/bin/python has no FastPersist writer (0.17.1 and later)'}
+    none = {'python': None, 'version': None, 'fastpersist': None,
+            'error': 'no training Python given (checkpoint_io_deepspeed_python)'}
+    assert v.verify_engine(_ds_facts(none))['reason'] == 'fio: no training Python given (checkpoint_io_deepspeed_python)'
+    assert v.verify_engine({})['reason'] == 'fio: the deepspeed facts were not gathered'
+    # asked for and not there: refused, naming why and what to do
+    with pytest.raises(ValueError, match='checkpoint_io_verify_engine deepspeed: DeepSpeed 0.16.9 in .* has no '
+                                         'FastPersist.*Set checkpoint_io_deepspeed_python'):
+        v.verify_engine(_ds_facts(old), 'deepspeed')
+    with pytest.raises(ValueError, match="checkpoint_io_verify_engine: 'gpu' is not one of auto, fio, deepspeed"):
+        v.verify_engine({}, 'gpu')
+
+
+def test_writer_settings_are_the_keys_fastfilewriter_reads_of_the_first_parsed_config():
+    writer = {'type': 'FAST', 'io_buffer_size': 134217728, 'io_buffer_double': False, 'data_parallel': 'SOCKET'}
+    assert v.writer_settings(_ds_facts(None, writer)) == {'io_buffer_size': 134217728, 'io_buffer_double': False}
+    assert v.writer_settings(_ds_facts(None, None)) == {}
+    assert v.writer_settings({}) == {}
+
+
 def test_checkpoint_shape_scales_to_the_free_space_in_whole_blocks_per_rank():
     assert v.checkpoint_shape(400 * 1024 ** 3, 8, 105 * 1024 ** 3, 0.25) == {'ranks': 8, 'total_bytes': 100 * 1024 ** 3}
     assert v.checkpoint_shape(10 ** 12, 8, 105 * 1024 ** 3, 0.25)['total_bytes'] == 105 * 1024 ** 3
