@@ -225,8 +225,12 @@ def report_line(v):
     "before" was, "no change" instead of a ratio when both sides used the same settings, and after/ceiling."""
     before, after = v['before'], v['after']
     ranks = int(v['ranks'])
+    engine = v.get('engine') or {}
+    written_by = (", written by DeepSpeed %s's FastPersist writer" % engine.get('deepspeed_version')
+                  if engine.get('engine') == 'deepspeed' else '')
     parts = [
-        '%s: %s GiB in %d %s' % (v['node'], _fmt(round(v['total_gib'], 3)), ranks, 'rank' if ranks == 1 else 'ranks'),
+        '%s: %s GiB in %d %s%s' % (v['node'], _fmt(round(v['total_gib'], 3)), ranks, 'rank' if ranks == 1 else 'ranks',
+                                   written_by),
         'before %s, p99 %s (%s; %s)' % (_gib(before['throughput_gib_s']), _ms(before.get('p99_ns')),
                                         _settings(before['settings']), before['what']),
         'after %s, p99 %s (%s)' % (_gib(after['throughput_gib_s']), _ms(after.get('p99_ns')),

@@ -1,11 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """fastpersist_write end to end: DeepSpeed itself writes and reads back a small checkpoint in a tmp dir through
-FastFileWriter, one process per rank, with the Python of a training environment: lab/bootstrap.sh --tests makes
-one (CPU torch and DeepSpeed) at ~/.cache/checkpoint_io_lab/train-venv and builds DeepSpeed's async_io op once into
-~/.cache/checkpoint_io_lab/torch_extensions (CHECKPOINT_IO_TRAINING_PYTHON and TORCH_EXTENSIONS_DIR point
-elsewhere). With CHECKPOINT_IO_REQUIRE_DEEPSPEED=1 (the test command) a missing training environment fails these
-tests; elsewhere they skip saying why.
+FastFileWriter, one process per rank, with the Python of a training environment (tests/integration/training_env.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -20,24 +16,15 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common im
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import fastpersist_write
 
 from helpers import checkpoint_dirs as dirs, run_module
+from training_env import EXTENSIONS, training_python
 
 MIB = 1024 * 1024
-CACHE = os.path.expanduser('~/.cache/checkpoint_io_lab')
-EXTENSIONS = os.environ.get('TORCH_EXTENSIONS_DIR') or os.path.join(CACHE, 'torch_extensions')
-TRAINING_PYTHON = os.environ.get('CHECKPOINT_IO_TRAINING_PYTHON') or os.path.join(CACHE, 'train-venv', 'bin', 'python')
-REQUIRE = os.environ.get('CHECKPOINT_IO_REQUIRE_DEEPSPEED') == '1'
 
 
 @pytest.fixture(scope='module')
 def python():
     """The training environment's Python (torch and DeepSpeed)."""
-    if not os.access(TRAINING_PYTHON, os.X_OK):
-        if REQUIRE:
-            pytest.fail('CHECKPOINT_IO_REQUIRE_DEEPSPEED=1 but there is no training environment at %s: '
-                        'lab/bootstrap.sh --tests makes it' % TRAINING_PYTHON)
-        pytest.skip('no training environment at %s (lab/bootstrap.sh --tests makes it); set '
-                    'CHECKPOINT_IO_REQUIRE_DEEPSPEED=1 to fail instead' % TRAINING_PYTHON)
-    return TRAINING_PYTHON
+    return training_python()
 
 
 def run(capsys, tmp_path, **params):

@@ -143,6 +143,11 @@ def test_the_line_says_each_side_the_verdict_and_the_ceiling():
     same = v.report_line(v.report(_parts(verdict={'verdict': 'no change'}, ceiling_bytes=None, ranks=1)))
     assert 'in 1 rank;' in same and 'no change (the same settings before and after)' in same
     assert same.endswith('ceiling not measured')
+    # fio's report (no engine part: a report of an earlier release) and DeepSpeed's
+    assert v.report(_parts())['engine'] == {'engine': 'fio', 'reason': 'fio'}
+    ds = v.report_line(v.report(_parts(engine={'engine': 'deepspeed', 'deepspeed_version': '0.19.8',
+                                               'reason': 'r', 'python': '/p'})))
+    assert ds.startswith("node1: 0.25 GiB in 2 ranks, written by DeepSpeed 0.19.8's FastPersist writer; before ")
 
 
 def test_the_restore_reads_before_and_after():
