@@ -11,9 +11,19 @@
 #   LAB_DRIVE_MODEL=PROFILE|latency=MS,ceiling=SIZE|plain picks another drive model for the profile's shape
 #     (plain: file-backed drives, bounded by the emulating CPU; the check is then skipped).
 #   LAB_NODES="node1:bookworm node2:trixie" boots a mixed fleet instead.
+#   LAB_DEMO_ENGINE=deepspeed: DeepSpeed itself writes and reads back the verification's checkpoints (its
+#     FastPersist writer, checkpoint_io_verify_engine deepspeed) on a node of the bookworm-deepspeed image (CPU torch
+#     and DeepSpeed in /opt/train-venv, its ops built with the image: about ten minutes the first time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-lab/bootstrap.sh
+engine=${LAB_DEMO_ENGINE:-fio}
+case "$engine" in
+  fio) lab/bootstrap.sh; default_nodes=node1:bookworm; engine_vars=() ;;
+  # the image's wheels come from the training environment bootstrap --tests makes
+  deepspeed) lab/bootstrap.sh --tests; default_nodes=node1:bookworm-deepspeed
+             engine_vars=(-e checkpoint_io_verify_engine=deepspeed -e checkpoint_io_deepspeed_python=/opt/train-venv/bin/python) ;;
+  *) echo "LAB_DEMO_ENGINE=$engine: not an engine (fio, deepspeed)" >&2; exit 2 ;;
+esac
 state=.lab/demo
 profile=${LAB_DEMO_PROFILE:-starved}
 case "$profile" in
@@ -23,15 +33,15 @@ case "$profile" in
 esac
 model=${LAB_DRIVE_MODEL:-$model}
 nodes=()
-for spec in ${LAB_NODES:-node1:bookworm}; do nodes+=("--node=$spec"); done
+for spec in ${LAB_NODES:-$default_nodes}; do nodes+=("--node=$spec"); done
 models=()
 [ "$model" = plain ] || models=("--drive-model=$model")
 trap '.venv/bin/python lab/nvmelab.py down --state-dir "$state"' EXIT
 .venv/bin/python lab/nvmelab.py up --state-dir "$state" "${nodes[@]}" "${models[@]}"
 rm -rf "$state/reports"
 .venv/bin/ansible-playbook -i "$state/inventory.yml" playbooks/tune_checkpoint_nodes.yml -e @lab/demo_vars.yml \
-  -e "checkpoint_io_ranks=$ranks" "$@"
+  -e "checkpoint_io_ranks=$ranks" ${engine_vars[@]+"${engine_vars[@]}"} "$@"
 if [ "$model" != plain ]; then
   .venv/bin/python lab/demo_check.py --profile "$profile" --inventory "$state/inventory.yml" \
-    --reports "$state/reports/verify"
+    --reports "$state/reports/verify" --engine "$engine"
 fi

@@ -14,6 +14,11 @@ within one step (a factor of 2) of the array's knee.
 
 Profile ``saturated``: after/before within the spread of 1.0 (the ratio's range from the runs' extremes holds
 1.0, or the verdict is "within noise") and p99 latency lower after.
+
+``--engine deepspeed`` (LAB_DEMO_ENGINE=deepspeed): the report says DeepSpeed's FastPersist writer wrote both sides
+and the restore read is reported before and after; the starved profile's after/ceiling bound is then 0.8 (issue 33:
+DeepSpeed's own save carries torch.save's serialisation and the writer's buffer copies that fio has not); DeepSpeed
+reports no p99, so the saturated profile's p99 check is fio's only.
 Prints every figure; exit status 1 when a check fails.
 """
 
@@ -35,7 +40,7 @@ def nodes(inventory):
     return doc["all"]["children"]["checkpoint_nodes"]["hosts"]
 
 
-def check(profile, name, host, report):
+def check(profile, name, host, report, engine="fio"):
     models = list((host.get("checkpoint_io_lab_drive_models") or {}).values())
     if not models:
         return ["%s: no drive models in the inventory (plain drives): nothing to check against" % name]
@@ -62,11 +67,21 @@ def check(profile, name, host, report):
                      if report["ceiling_gib_s"] else ""))
     print("  auto depth %d per rank x %d ranks = %d in flight; the array's knee %d (Little's Law of the model)" % (
         int(report["after"]["settings"]["queue_depth"]), int(report["ranks"]), depth, knee))
+    ran = (report.get("engine") or {}).get("engine", "fio")
+    restore = report.get("restore") or {}
+    print("  written by %s (%s); restore read before %s, after %s GiB/s (medians), after/before %s" % (
+        ran, (report.get("engine") or {}).get("reason"), (restore.get("before") or {}).get("median"),
+        (restore.get("after") or {}).get("median"), restore.get("ratio")))
+    if ran != engine:
+        failures.append("the checkpoints were written by %s, not %s" % (ran, engine))
+    if engine == "deepspeed" and not (restore.get("before") and restore.get("after")):
+        failures.append("the restore read is not reported before and after")
+    bound = 0.8 if engine == "deepspeed" else 0.9
     if profile == "starved":
         if report["ratio"] is None or report["ratio"] < 1.5:
             failures.append("after/before %s is below 1.5" % report["ratio"])
-        if model_fraction < 0.9:
-            failures.append("after/ceiling (the model's) %.3f is below 0.9" % model_fraction)
+        if model_fraction < bound:
+            failures.append("after/ceiling (the model's) %.3f is below %s" % (model_fraction, bound))
         if abs(math.log2(depth) - math.log2(knee)) > 1:
             failures.append("auto depth %d in flight is more than one step from the knee %d" % (depth, knee))
     else:
@@ -75,7 +90,7 @@ def check(profile, name, host, report):
         if not within:
             failures.append("after/before %s (%s..%s) does not hold 1.0 within its spread" % (
                 report["ratio"], report["ratio_low"], report["ratio_high"]))
-        if report["p99_ratio"] is None or report["p99_ratio"] >= 1:
+        if engine == "fio" and (report["p99_ratio"] is None or report["p99_ratio"] >= 1):
             failures.append("p99 after/before %s is not below 1" % report["p99_ratio"])
     return failures
 
@@ -85,6 +100,7 @@ def main():
     parser.add_argument("--profile", choices=["starved", "saturated"], required=True)
     parser.add_argument("--inventory", required=True)
     parser.add_argument("--reports", required=True)
+    parser.add_argument("--engine", choices=["fio", "deepspeed"], default="fio")
     args = parser.parse_args()
     failures = []
     for name, host in sorted(nodes(args.inventory).items()):
@@ -94,7 +110,7 @@ def main():
             continue
         with open(path) as handle:
             report = json.load(handle)
-        failures += ["%s: %s" % (name, f) for f in check(args.profile, name, host, report)]
+        failures += ["%s: %s" % (name, f) for f in check(args.profile, name, host, report, args.engine)]
     for failure in failures:
         print("FAIL " + failure)
     print("demo check (%s): %s" % (args.profile, "FAILED" if failures else "passed"))

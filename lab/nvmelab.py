@@ -89,11 +89,22 @@ import time
 import uuid
 
 RECIPE_VERSION = 3
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RELEASES = {
     # multi-threaded TCG panics the 6.12 kernel of trixie ("Oops: int3" in set_next_task_fair): single thread.
     "bookworm": {"tcg_thread": "multi", "boot_timeout": 240},
     "trixie": {"tcg_thread": "single", "boot_timeout": 420},
+    # bookworm with a training environment: CPU torch and DeepSpeed in /opt/train-venv (the versions of
+    # requirements-deepspeed.txt, installed offline from wheels the host gathers), DeepSpeed's async_io and utils ops
+    # built when the image is built (natively, in the image's chroot: minutes, not hours under TCG) into root's op
+    # cache. numpy 2.x needs x86-64-v2 (SSSE3, SSE4.x, POPCNT), which QEMU's default qemu64 model lacks: its
+    # nodes get those flags; the ops are built for x86-64-v2 without AVX (DEEPSPEED_PORTABLE_PATCH), so they
+    # load on the emulated CPU and the host's CPU alike. Memory: a rank holds its shard as a state dict.
+    "bookworm-deepspeed": {"suite": "bookworm", "tcg_thread": "multi", "boot_timeout": 240,
+                           "cpu": "qemu64,+ssse3,+sse4.1,+sse4.2,+popcnt", "root_size": "8G", "memory_min": 4096,
+                           "packages": ["python3-venv", "python3-dev", "g++", "libaio-dev"], "training_env": True},
 }
+TRAINING_PYTHON = "/opt/train-venv/bin/python"
 PACKAGES = [
     "linux-image-amd64", "systemd-sysv", "udev", "dbus", "openssh-server", "python3", "nvme-cli", "fio",
     "xfsprogs", "e2fsprogs", "kmod", "iproute2", "procps", "mdadm", "rdma-core", "liburing2", "util-linux",
@@ -313,6 +324,70 @@ rm -f "$root/etc/machine-id"; touch "$root/etc/machine-id"
 """
 
 
+# The training environment of a release with "training_env", run in the image's chroot at build time: "$1" the
+# root, "$2" the wheels training_wheels() gathered (every distribution pinned, no index reached). Then DeepSpeed's
+# op builder is made portable (DEEPSPEED_PORTABLE_PATCH, appended to its builder.py) and the ops FastFileWriter uses
+# are built into root's op cache with the venv's own ninja (another ninja's log makes torch rebuild everything).
+DEEPSPEED_HOOK = r"""
+set -e
+root="$1"
+mkdir -p "$root/tmp/wheels"
+cp "$2"/* "$root/tmp/wheels/"
+chroot "$root" python3 -m venv /opt/train-venv
+chroot "$root" env -u PIP_FIND_LINKS /opt/train-venv/bin/pip install -q --no-index --find-links /tmp/wheels \
+  -r /tmp/wheels/requirements.txt
+builder=$(chroot "$root" /opt/train-venv/bin/python -c 'import deepspeed.ops.op_builder.builder as b; print(b.__file__)' 2>/dev/null | tail -n 1)
+[ -n "$builder" ] && cat "$2/portable_patch.py" >> "$root$builder"
+chroot "$root" env PATH=/opt/train-venv/bin:/usr/bin:/bin HOME=/root /opt/train-venv/bin/python -c '
+from deepspeed.ops.op_builder import AsyncIOBuilder
+from deepspeed.ops.op_builder.utils import UtilsBuilder
+AsyncIOBuilder().load()
+UtilsBuilder().load()
+print("ops built")
+'
+rm -rf "$root/tmp/wheels"
+"""
+# Appended to DeepSpeed's op_builder/builder.py in the image: its builder compiles with -march=native and the SIMD
+# width of the CPU it runs on, and both are part of what torch compares before it reuses a built op. The image is
+# built on one CPU and its nodes run on another (TCG's model, or a KVM host's): one portable target for both.
+DEEPSPEED_PORTABLE_PATCH = """
+
+# ai_storage.checkpoint_io lab image (lab/nvmelab.py): ops built at image build time for x86-64-v2 without AVX, so
+# that they load unchanged on the node's CPU, whichever it is.
+OpBuilder.cpu_arch = lambda self: '-march=x86-64-v2'
+OpBuilder.simd_width = lambda self: '-D__SCALAR__'
+"""
+
+
+def training_wheels(dest):
+    """The wheels of the image's training environment, gathered on the host into ``dest`` with
+    requirements.txt beside them: every distribution of the host's training environment (lab/bootstrap.sh --tests
+    makes it from requirements-deepspeed.txt: the CPU torch first) at its version, deepspeed built into a wheel
+    there (its setup.py imports torch, so an isolated build would fetch a CUDA torch)."""
+    train = os.path.expanduser("~/.cache/checkpoint_io_lab/train-venv")
+    pip = os.path.join(train, "bin", "pip")
+    if not os.access(pip, os.X_OK):
+        die("the deepspeed image installs the packages of the training environment lab/bootstrap.sh --tests makes "
+            "(%s): run it first" % train)
+    os.makedirs(dest)
+    freeze = subprocess.run([pip, "freeze", "--all"], check=True, capture_output=True, text=True).stdout.split()
+    pins = [line for line in freeze if "==" in line and not line.startswith("pip==")]
+    others = [line for line in pins if not line.startswith("deepspeed==")]
+    deepspeed = [line for line in pins if line.startswith("deepspeed==")]
+    if not deepspeed:
+        die("no deepspeed in %s: run lab/bootstrap.sh --tests" % train)
+    log("gathering the training environment's wheels (%d distributions)" % len(pins))
+    subprocess.run([pip, "download", "-q", "--no-deps", "-d", dest] + others, check=True)
+    subprocess.run([pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", dest] + deepspeed, check=True)
+    with open(os.path.join(dest, "requirements.txt"), "w") as handle:
+        handle.write("\n".join(pins) + "\n")
+
+
+def node_memory(release, args):
+    """MiB of memory a node of ``release`` gets: --memory, at least what the release needs."""
+    return max(args.memory, RELEASES[release].get("memory_min", 0))
+
+
 def log(msg):
     sys.stderr.write("[nvmelab] %s\n" % msg)
     sys.stderr.flush()
@@ -365,8 +440,13 @@ def recipe(release):
     pubkey = lab_key() + ".pub"
     with open(pubkey) as handle:
         pub = handle.read()
+    spec = dict(RELEASES[release])
+    if spec.get("training_env"):
+        with open(os.path.join(ROOT, "requirements-deepspeed.txt")) as handle:
+            spec["requirements"] = handle.read()
+        spec["hook"] = DEEPSPEED_HOOK + DEEPSPEED_PORTABLE_PATCH
     text = json.dumps({"v": RECIPE_VERSION, "release": release, "packages": PACKAGES,
-                       "customize": CUSTOMIZE, "pubkey": pub}, sort_keys=True)
+                       "customize": CUSTOMIZE, "pubkey": pub, "spec": spec}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -389,19 +469,32 @@ def build(release):
     for tool in ("mmdebstrap", "mkfs.ext4", "qemu-system-x86_64", "qemu-img"):
         if not shutil.which(tool):
             die("%s is not installed (apt-get install mmdebstrap qemu-system-x86 qemu-utils e2fsprogs)" % tool)
+    spec = RELEASES[release]
     root_uuid = str(uuid.uuid4())
     work = tempfile.mkdtemp(prefix="nvmelab-%s-" % release, dir=cache_dir())
     tree = os.path.join(work, "tree")
     hook = os.path.join(work, "customize.sh")
     with open(hook, "w") as handle:
         handle.write(CUSTOMIZE % {"uuid": root_uuid, "pubkey": lab_key() + ".pub"})
+    hooks = ["--customize-hook=sh %s \"$1\"" % hook]
+    if spec.get("training_env"):
+        wheels = os.path.join(work, "wheels")
+        training_wheels(wheels)
+        ds_hook = os.path.join(work, "deepspeed.sh")
+        with open(ds_hook, "w") as handle:
+            handle.write(DEEPSPEED_HOOK)
+        with open(os.path.join(wheels, "portable_patch.py"), "w") as handle:
+            handle.write(DEEPSPEED_PORTABLE_PATCH)
+        hooks.append("--customize-hook=sh %s \"$1\" %s" % (ds_hook, wheels))
     mirror = host_mirror()
-    log("building %s image %s from %s (a minute or two)" % (release, paths["key"], mirror))
+    log("building %s image %s from %s (%s)" % (release, paths["key"], mirror, "about ten minutes: DeepSpeed's ops are "
+                                               "built" if spec.get("training_env") else "a minute or two"))
     start = time.time()
     try:
-        subprocess.run(["mmdebstrap", "--variant=minbase", "--mode=root", "--include=" + ",".join(PACKAGES),
-                        "--customize-hook=sh %s \"$1\"" % hook, "--skip=cleanup/apt/lists",
-                        release, tree, mirror], check=True, stdin=subprocess.DEVNULL)
+        subprocess.run(["mmdebstrap", "--variant=minbase", "--mode=root",
+                        "--include=" + ",".join(PACKAGES + spec.get("packages", []))] + hooks
+                       + ["--skip=cleanup/apt/lists", spec.get("suite", release), tree, mirror],
+                       check=True, stdin=subprocess.DEVNULL)
         boot = os.path.join(tree, "boot")
         kernels = sorted(f for f in os.listdir(boot) if f.startswith("vmlinuz-"))
         initrds = sorted(f for f in os.listdir(boot) if f.startswith("initrd.img-"))
@@ -411,7 +504,7 @@ def build(release):
         shutil.copy(os.path.join(boot, kernels[-1]), work + "/out/vmlinuz")
         shutil.copy(os.path.join(boot, initrds[-1]), work + "/out/initrd.img")
         subprocess.run(["mkfs.ext4", "-q", "-F", "-U", root_uuid, "-L", "labroot", "-d", tree,
-                        work + "/out/root.raw", "3G"], check=True)
+                        work + "/out/root.raw", spec.get("root_size", "3G")], check=True)
         meta = {"release": release, "root_uuid": root_uuid, "kernel_version": kernels[-1][len("vmlinuz-"):],
                 "built_seconds": round(time.time() - start, 1), "recipe": paths["key"]}
         with open(work + "/out/image.json", "w") as handle:
@@ -665,10 +758,11 @@ def accelerator(environ=None, opener=open_kvm, prober=run_kvm_probe):
 
 
 def accel_argv(release, accel):
-    """QEMU's accelerator arguments for a node of ``release``."""
+    """QEMU's accelerator arguments for a node of ``release`` (under TCG its CPU model where the release names one)."""
     if accel == "kvm":
         return ["-accel", "kvm", "-cpu", "host"]
-    return ["-accel", "tcg,thread=%s" % RELEASES[release]["tcg_thread"]]
+    cpu = RELEASES[release].get("cpu")
+    return ["-accel", "tcg,thread=%s" % RELEASES[release]["tcg_thread"]] + (["-cpu", cpu] if cpu else [])
 
 
 def drive_plan(node, args):
@@ -694,7 +788,7 @@ def qemu_argv(node, image, ndir, args, drives=None):
     saves and a restore loads: its NVMe controllers are hot-added once it runs."""
     argv = (["qemu-system-x86_64", "-name", node["name"], "-machine", "q35"]
             + accel_argv(node["release"], node.get("accel", "tcg"))
-            + ["-m", str(args.memory), "-smp", str(args.cpus), "-nodefaults", "-display", "none",
+            + ["-m", str(node_memory(node["release"], args)), "-smp", str(args.cpus), "-nodefaults", "-display", "none",
                "-serial", "file:%s" % os.path.join(ndir, "console.log"),
                "-kernel", image["kernel"], "-initrd", image["initrd"],
                "-append", "root=UUID=%s %s" % (image["root_uuid"], " ".join(kernel_args(node))),
@@ -992,7 +1086,7 @@ def qemu_version():
 def saved_key(image, accel, args):
     """What a saved machine depends on: a restore needs the same QEMU, devices, memory, CPUs and accelerator."""
     text = json.dumps({"v": LAYOUT_VERSION, "image": image["key"], "qemu": qemu_version(), "ports": ROOT_PORTS,
-                       "accel": accel_argv(image["release"], accel), "memory": args.memory, "cpus": args.cpus,
+                       "accel": accel_argv(image["release"], accel), "memory": node_memory(image["release"], args), "cpus": args.cpus,
                        "kernel_args": KERNEL_ARGS}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

@@ -63,6 +63,10 @@ def verify_engine(facts, asked='auto'):
     return _call('verify_engine', _v.verify_engine, facts, asked)
 
 
+def fastpersist_runs(result):
+    return _call('fastpersist_runs', _v.fastpersist_runs, result)
+
+
 def writer_settings(facts):
     return _call('writer_settings', _v.writer_settings, facts)
 
@@ -74,4 +78,5 @@ class FilterModule(object):
         return {'aio_settings': aio_settings, 'checkpoint_shape': checkpoint_shape, 'queue_settings': queue_settings,
                 'before_side': before_side, 'verify_report': verify_report, 'verify_line': verify_line,
                 'baseline_target': baseline_target, 'write_places': write_places, 'before_plan': before_plan,
-                'drive_ids': drive_ids, 'verify_engine': verify_engine, 'writer_settings': writer_settings}
+                'drive_ids': drive_ids, 'verify_engine': verify_engine, 'writer_settings': writer_settings,
+                'fastpersist_runs': fastpersist_runs}

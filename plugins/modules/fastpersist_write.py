@@ -110,6 +110,13 @@ options:
       - After every rank has written, each reads its file back with the aio handle (O_DIRECT); RV(restore).
     type: bool
     default: true
+  repeats:
+    description:
+      - Checkpoints written one after the other by the same processes (each run truncates the ranks' files and
+        saves them again, read back after each), 1 to 20 - start-up (the interpreter, torch, DeepSpeed, the ops)
+        is paid once; RV(runs) holds each, the top-level figures are the last run's.
+    type: int
+    default: 1
   writer_path:
     description:
       - V(fast_file_writer) (a buffer locked by the aio handle; works without an accelerator) or
@@ -235,6 +242,13 @@ per_rank:
   type: list
   elements: dict
   sample: [{rank: 0, bytes: 536872960, seconds: 1.9, bw_bytes: 282606976, payload_bytes: 536870912}]
+runs:
+  description: Each of the O(repeats) runs in order - C(throughput_gib_s), C(throughput_bytes_s), C(duration_s),
+    C(total_bytes), C(total_gib), C(min_rank_bw_bytes) and C(restore) (as RV(restore)) of that run.
+  returned: when the write succeeded
+  type: list
+  elements: dict
+  sample: [{throughput_gib_s: 2.1, duration_s: 1.9, total_bytes: 4294982656, min_rank_bw_bytes: 282606976}]
 restore:
   description: The read back (O(read_back)), in the write's units - the slowest rank's read time, RV(total_bytes)
     over it, each rank's C(rank), C(bytes), C(seconds), C(bw_bytes).
@@ -366,6 +380,7 @@ def argument_spec():
         aio=dict(type='dict', default={}),
         writer=dict(type='dict', default={}),
         read_back=dict(type='bool', default=True),
+        repeats=dict(type='int', default=1),
         writer_path=dict(type='str', choices=list(fastpersist.PATHS)),
         sample_drives=dict(type='list', elements='str', default=[]),
         sample_interval=dict(type='raw', default=1),
@@ -490,6 +505,7 @@ def validate(module, params, result):
             raise ValueError('total_size: None is not a size; give the whole checkpoint\'s size (e.g. 4G)')
         aio, writer = sections(params)
         int_in_range(params['timeout'], 'timeout', 1)
+        int_in_range(params['repeats'], 'repeats', 1, fastpersist.MAX_REPEATS)
         params['free_space_margin'] = number(params['free_space_margin'], 'free_space_margin')
         fraction_in_range(params['free_space_margin'], 'free_space_margin')
         params['sample_interval'] = number(params['sample_interval'], 'sample_interval')
@@ -543,8 +559,22 @@ def write_file(run, name, text):
         data = data[os.write(fd, data):]
 
 
+def _reduce_run(total, write_s, ranks, read_s=None):
+    """One run's figures (MLPerf Storage's rule: the slowest rank): ``ranks`` [(bytes, write_s, read_s)]."""
+    def bw(nbytes, seconds):
+        return int(nbytes / seconds) if nbytes and seconds else None
+    out = dict(total_bytes=total, total_gib=total / float(GIB), duration_s=round(write_s, 4),
+               throughput_bytes_s=int(total / write_s), throughput_gib_s=total / float(GIB) / write_s,
+               min_rank_bw_bytes=min(bw(nbytes, seconds) for nbytes, seconds, _read in ranks))
+    if read_s:
+        out['restore'] = {'throughput_gib_s': total / float(GIB) / read_s, 'throughput_bytes_s': int(total / read_s),
+                          'duration_s': round(read_s, 4), 'total_bytes': total,
+                          'min_rank_bw_bytes': min(bw(nbytes, read) for nbytes, _write, read in ranks)}
+    return out
+
+
 def reduce_worker(doc, layout, read_back):
-    """The module's result from the script's document (MLPerf Storage's rule: the slowest rank)."""
+    """The module's result from the script's document: each run's figures, the last at the top level."""
     per_rank = []
     for entry, rank in zip(layout, doc.get('per_rank') or []):
         item = {'rank': rank['rank'], 'directory': entry['directory'], 'filename': entry['filename'],
@@ -553,19 +583,22 @@ def reduce_worker(doc, layout, read_back):
         item['bw_bytes'] = int(item['bytes'] / item['seconds']) if item['bytes'] and item['seconds'] else None
         per_rank.append(item)
     out = {'per_rank': per_rank}
-    if doc.get('total_bytes') and doc.get('write_s'):
-        total, seconds = doc['total_bytes'], doc['write_s']
-        out.update(total_bytes=total, total_gib=total / float(GIB), duration_s=round(seconds, 4),
-                   throughput_bytes_s=int(total / seconds), throughput_gib_s=total / float(GIB) / seconds,
-                   min_rank_bw_bytes=min(r['bw_bytes'] for r in per_rank))
-        if read_back and doc.get('read_s'):
-            reads = [{'rank': r['rank'], 'bytes': r.get('bytes'), 'seconds': r.get('read_s'),
-                      'bw_bytes': int(r['bytes'] / r['read_s']) if r.get('read_s') else None}
-                     for r in doc['per_rank']]
-            out['restore'] = {'throughput_gib_s': total / float(GIB) / doc['read_s'],
-                              'throughput_bytes_s': int(total / doc['read_s']), 'duration_s': round(doc['read_s'], 4),
-                              'total_bytes': total, 'min_rank_bw_bytes': min(r['bw_bytes'] for r in reads),
-                              'per_rank': reads}
+    runs = doc.get('runs') or []
+    ranks = doc.get('per_rank') or []
+    if not runs or not all(len(r.get('runs') or []) == len(runs) for r in ranks):
+        return out
+    out['runs'] = []
+    for index, run in enumerate(runs):
+        figures = [(r['runs'][index].get('bytes'), r['runs'][index].get('write_s'), r['runs'][index].get('read_s'))
+                   for r in ranks]
+        out['runs'].append(_reduce_run(run['total_bytes'], run['write_s'], figures,
+                                       run.get('read_s') if read_back else None))
+    out.update(out['runs'][-1])
+    if 'restore' in out:
+        out['restore'] = dict(out['restore'], per_rank=[
+            {'rank': r['rank'], 'bytes': r.get('bytes'), 'seconds': r.get('read_s'),
+             'bw_bytes': int(r['bytes'] / r['read_s']) if r.get('read_s') and r.get('bytes') else None}
+            for r in ranks])
     return out
 
 
@@ -600,6 +633,7 @@ def main():
             first = runs[0]
             job = {'files': [entry['ds_file'] for entry in layout], 'bytes_per_rank': plan['shard_bytes'],
                    'aio': aio, 'writer': writer, 'read_back': params['read_back'], 'path': params['writer_path'],
+                   'repeats': params['repeats'],
                    'torch_extensions_dir': params['torch_extensions_dir']}
             write_file(first, WORKER, worker_source())
             write_file(first, JOB, json.dumps(job))

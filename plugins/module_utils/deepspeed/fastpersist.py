@@ -10,7 +10,8 @@ Input (JSON, in the file named by the first argument, else on stdin): ``files`` 
 directory the caller made and only root can write: the module
 gives ``/proc/<its pid>/fd/<N>/rank_<r>.pt`` of its own run directories), ``bytes_per_rank``, ``aio`` and
 ``writer`` (partial sections, completed by DeepSpeed's own parsers exactly as a ds_config's are), ``read_back``,
-optional ``path`` (``fast_file_writer`` | ``checkpoint_writer_factory``), ``read_buffer_size``,
+``repeats`` (runs in the same processes, 1 to 20: start-up paid once; each run truncates and writes the file
+again), optional ``path`` (``fast_file_writer`` | ``checkpoint_writer_factory``), ``read_buffer_size``,
 ``torch_extensions_dir``. stdout: one JSON object (everything DeepSpeed, ninja and the C++ ops print goes to stderr).
 Exit status: 0 ok, 1 a rank failed (the JSON says which and why), 2 bad input, 3 DeepSpeed or its async_io op
 unusable here.
@@ -42,6 +43,7 @@ import zlib
 GIB = float(1 << 30)
 EXIT_RANK, EXIT_INPUT, EXIT_DEEPSPEED = 1, 2, 3
 PATHS = ('fast_file_writer', 'checkpoint_writer_factory')
+MAX_REPEATS = 20
 
 
 class Unusable(Exception):
@@ -234,27 +236,34 @@ def rank_main(rank, job, barrier, queue):
         state = make_state_dict(torch, job['bytes_per_rank'], rank)
         res['payload_bytes'] = sum(t.numel() * t.element_size() for t in state.values())
         open_writer, close_writer = _writer_calls(job, rank, path, aio, handle, handles, torch)
-        barrier.wait()  # every rank and the parent: start together
-        start = time.perf_counter()
-        writer = open_writer()
-        torch.save(state, f=writer, _use_new_zipfile_serialization=job['writer']['checkpoint_serialization'])
-        close_writer(writer)  # drains the buffer, writes the unaligned tail with buffered I/O
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-            res['write_s'] = time.perf_counter() - start
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # this file's pages only
-        finally:
-            os.close(fd)
-        res['bytes'] = os.stat(path).st_size
-        stats = getattr(writer, '_stats', None) or {}
-        res['writer_stats'] = dict((k, stats.get(k)) for k in (
-            'aio_bytes', 'slow_bytes', 'write', 'write_secs', 'aio_write_secs', 'fill_buffer_secs'))
-        del writer
-        barrier.wait()  # every rank has written: the reads do not overlap a write
-        if job['read_back']:
-            res['read_s'], res['read_crc_ok'], res['load_ok'] = _read_back(
-                job, path, res['bytes'], handle, handles, torch, state)
+        res['runs'] = []
+        for repeat in range(job['repeats']):
+            if repeat:
+                os.truncate(path, 0)  # a new checkpoint each time: its blocks allocated again, as a save's are
+            run = {}
+            barrier.wait()  # every rank and the parent: start together
+            start = time.perf_counter()
+            writer = open_writer()
+            torch.save(state, f=writer, _use_new_zipfile_serialization=job['writer']['checkpoint_serialization'])
+            close_writer(writer)  # drains the buffer, writes the unaligned tail with buffered I/O
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+                run['write_s'] = time.perf_counter() - start
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # this file's pages only
+            finally:
+                os.close(fd)
+            run['bytes'] = os.stat(path).st_size
+            stats = getattr(writer, '_stats', None) or {}
+            run['writer_stats'] = dict((k, stats.get(k)) for k in (
+                'aio_bytes', 'slow_bytes', 'write', 'write_secs', 'aio_write_secs', 'fill_buffer_secs'))
+            del writer
+            barrier.wait()  # every rank has written: the reads do not overlap a write
+            if job['read_back']:
+                run['read_s'], run['read_crc_ok'], run['load_ok'] = _read_back(
+                    job, path, run['bytes'], handle, handles, torch, state)
+            res['runs'].append(run)
+            res.update(run)  # the rank's last run at its top level
     except BaseException as exc:  # reported, never hangs the others
         res['error'] = '%s: %s' % (type(exc).__name__, str(exc).splitlines()[0] if str(exc) else '')
         barrier.abort()
@@ -298,8 +307,11 @@ def check_input(cfg):
     read_buffer = cfg.get('read_buffer_size', 256 << 20)
     if isinstance(read_buffer, bool) or not isinstance(read_buffer, int) or read_buffer < 4096:
         raise ValueError('read_buffer_size: %r is not an integer of at least 4096' % (read_buffer,))
+    repeats = cfg.get('repeats', 1)
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
+        raise ValueError('repeats: %r is not an integer from 1 to %d' % (repeats, MAX_REPEATS))
     return {'files': files, 'ranks': len(files), 'bytes_per_rank': nbytes, 'path': path,
-            'read_back': bool(cfg.get('read_back', True)), 'read_buffer_size': read_buffer}
+            'read_back': bool(cfg.get('read_back', True)), 'read_buffer_size': read_buffer, 'repeats': repeats}
 
 
 def run(cfg):
@@ -342,7 +354,9 @@ def run(cfg):
     procs = [ctx.Process(target=rank_main, args=(rank, job, barrier, queue)) for rank in range(job['ranks'])]
     for proc in procs:
         proc.start()
-    _wait_all(barrier, procs) and _wait_all(barrier, procs)  # the start, then every write done
+    for _repeat in range(job['repeats']):  # each run: the start, then every write done
+        if not (_wait_all(barrier, procs) and _wait_all(barrier, procs)):
+            break
     per_rank = []
     for rank, proc in enumerate(procs):  # collected before the join (the queue's feeder); a dead rank tolerated
         while proc.is_alive() or not queue.empty():
@@ -357,15 +371,21 @@ def run(cfg):
     result['per_rank'] = per_rank
     result['errors'] += ['rank %d: %s' % (r['rank'], r['error']) for r in per_rank if 'error' in r]
     result['errors'] += ['rank %d: what was read back is not what was written' % r['rank'] for r in per_rank
-                         if r.get('load_ok') is False or r.get('read_crc_ok') is False]
-    if len(per_rank) == job['ranks'] and not result['errors']:
-        nbytes = sum(r['bytes'] for r in per_rank)
-        result.update(total_bytes=nbytes, total_payload_bytes=sum(r['payload_bytes'] for r in per_rank),
-                      write_s=max(r['write_s'] for r in per_rank),
-                      write_gib_s=nbytes / GIB / max(r['write_s'] for r in per_rank))
-        if job['read_back']:
-            result.update(read_s=max(r['read_s'] for r in per_rank),
-                          read_gib_s=nbytes / GIB / max(r['read_s'] for r in per_rank))
+                         if any(run.get('load_ok') is False or run.get('read_crc_ok') is False
+                                for run in r.get('runs') or [r])]
+    if len(per_rank) == job['ranks'] and not result['errors'] and \
+            all(len(r.get('runs') or []) == job['repeats'] for r in per_rank):
+        result['runs'] = []
+        for index in range(job['repeats']):  # MLPerf Storage's rule per run: the slowest rank's time
+            runs = [r['runs'][index] for r in per_rank]
+            nbytes = sum(r['bytes'] for r in runs)
+            run = {'total_bytes': nbytes, 'write_s': max(r['write_s'] for r in runs),
+                   'write_gib_s': nbytes / GIB / max(r['write_s'] for r in runs)}
+            if job['read_back']:
+                run.update(read_s=max(r['read_s'] for r in runs), read_gib_s=nbytes / GIB / max(r['read_s'] for r in runs))
+            result['runs'].append(run)
+        result.update(result['runs'][-1])  # the last run at the top level
+        result['total_payload_bytes'] = sum(r['payload_bytes'] for r in per_rank)
     return (EXIT_RANK if result['errors'] else 0), result
 
 

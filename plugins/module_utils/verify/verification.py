@@ -52,6 +52,25 @@ def writer_settings(facts):
     return dict((key, writer[key]) for key in ENGINE_WRITER_KEYS if writer.get(key) is not None)
 
 
+RUN_KEYS = ('throughput_gib_s', 'duration_s', 'wall_s', 'p99_ns', 'min_rank_bw_bytes', 'total_bytes',
+            'iodepth_max_achieved', 'restore_gib_s')
+
+
+def fastpersist_runs(result):
+    """The figures the verification keeps of each run (RUN_KEYS, as a checkpoint_write run gives them) from one
+    fastpersist_write result with ``repeats``: no p99 or depth (DeepSpeed reports neither), ``wall_s`` the
+    processes' whole wall time shared out over the runs, ``restore_gib_s`` the run's restore read (None where
+    none was asked)."""
+    if not isinstance(result, dict) or not isinstance(result.get('runs'), list) or not result['runs']:
+        raise ValueError('expected a fastpersist_write result with its runs, got %r' % (result,))
+    wall = result.get('wall_s')
+    share = round(wall / len(result['runs']), 3) if _number(wall) else None
+    return [{'throughput_gib_s': run.get('throughput_gib_s'), 'duration_s': run.get('duration_s'), 'wall_s': share,
+             'p99_ns': None, 'min_rank_bw_bytes': run.get('min_rank_bw_bytes'), 'total_bytes': run.get('total_bytes'),
+             'iodepth_max_achieved': None,
+             'restore_gib_s': (run.get('restore') or {}).get('throughput_gib_s')} for run in result['runs']]
+
+
 def verify_engine(facts, asked='auto'):
     """What writes the verification's checkpoints: {engine, reason, python, deepspeed_version}. ``deepspeed``
     (DeepSpeed's own FastPersist writer, module fastpersist_write) where the training environment's Python of the

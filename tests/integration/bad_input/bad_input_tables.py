@@ -319,6 +319,7 @@ MODULES = {
                                  {'kind': 'not_bool', 'value': {'io_buffer_double': 'maybe'},
                                   'expect_in': "writer.io_buffer_double: 'maybe'"}]},
             'read_back': {}, 'writer_path': {},
+            'repeats': {'range': (1, 20), 'null': 'refuse'},
             'sample_drives': {'accept': {'empty': 'the default: no sampling'}, 'null': 'refuse',
                               'extra': [{'kind': 'not_nvme', 'value': ['sda'], 'expect_in': 'sda'},
                                         {'kind': 'twice', 'value': ['nvme1n1', '/dev/nvme1n1'],

@@ -115,6 +115,9 @@ def test_open_kvm_names_a_missing_device(tmp_path):
     ("trixie", "tcg", ["-accel", "tcg,thread=single"]),  # multi-threaded TCG panics trixie's 6.12 kernel
     ("bookworm", "kvm", ["-accel", "kvm", "-cpu", "host"]),
     ("trixie", "kvm", ["-accel", "kvm", "-cpu", "host"]),
+    # numpy 2.x, under the image's torch, needs x86-64-v2, which TCG's default qemu64 lacks
+    ("bookworm-deepspeed", "tcg", ["-accel", "tcg,thread=multi", "-cpu", "qemu64,+ssse3,+sse4.1,+sse4.2,+popcnt"]),
+    ("bookworm-deepspeed", "kvm", ["-accel", "kvm", "-cpu", "host"]),
 ])
 def test_qemu_argv_follows_the_verdict(tmp_path, release, accel, expected):
     node = {"name": "node1", "release": release, "accel": accel, "ssh_port": 2222, "qmp": str(tmp_path / "qmp"),
@@ -127,7 +130,9 @@ def test_qemu_argv_follows_the_verdict(tmp_path, release, accel, expected):
     argv = nvmelab.qemu_argv(node, image, str(tmp_path), args, drives)
     at = argv.index("-accel")
     assert argv[at:at + len(expected)] == expected
-    assert argv.count("-accel") == 1 and ("-cpu" in argv) == (accel == "kvm")
+    assert argv.count("-accel") == 1 and ("-cpu" in argv) == (accel == "kvm" or release == "bookworm-deepspeed")
+    # a rank holds its shard as a state dict: the training image's nodes get at least 4 GiB
+    assert argv[argv.index("-m") + 1] == ("4096" if release == "bookworm-deepspeed" else "2048")
     assert [drive["serial"] for drive in drives] == ["OS0001", "DATA0001", "DATA0002"]
 
 

@@ -64,6 +64,20 @@ def test_deepspeed_writes_and_reads_back_two_ranks(tmp_path, capsys, python):
     assert state_store.read_record(str(tmp_path / 'state'), 'scratch') is None
 
 
+def test_repeats_write_and_read_back_in_the_same_processes(tmp_path, capsys, python):
+    directories = dirs(tmp_path, 1)
+    rc, out = run(capsys, tmp_path, python=python, directories=directories, ranks=2, total_size='8M',
+                  aio={'block_size': '256K', 'queue_depth': 8}, repeats=3, label='repeats')
+    assert rc == 0, out.get('msg', out)
+    runs = out['runs']
+    assert len(runs) == 3 and all(r['throughput_gib_s'] > 0 and r['restore']['throughput_gib_s'] > 0 for r in runs)
+    # each run its own: the slowest rank's time of that run; the top level is the last run's
+    assert len(set(r['duration_s'] for r in runs)) > 1
+    assert out['duration_s'] == runs[-1]['duration_s'] and out['restore']['duration_s'] == runs[-1]['restore']['duration_s']
+    assert all(r['total_bytes'] == out['total_bytes'] for r in runs)
+    assert [os.listdir(d) for d in directories] == [[]]
+
+
 def test_settings_deepspeed_refuses_fail_naming_them_and_leave_nothing(tmp_path, capsys, python):
     directory = dirs(tmp_path, 1)
     # a double buffer of 6 KiB cannot be halved into 512-byte aligned halves x 4 threads: DeepSpeed would assert

@@ -286,3 +286,16 @@ def test_the_baseline_is_compared_only_like_with_like():
     assert 'do not fit in 0.25' in small['reason'] and small['shape']['total_bytes'] == 512 << 20
     none = v.before_plan(None, [], 40 << 30, 4, 1 << 30, 0.25)
     assert none['baseline']['where'] == 'none' and none['reason'] is None
+
+
+def test_each_fastpersist_run_is_kept_as_a_checkpoint_write_run():
+    result = {'wall_s': 30.0, 'runs': [
+        {'throughput_gib_s': 1.0, 'duration_s': 2.0, 'min_rank_bw_bytes': 5, 'total_bytes': 7,
+         'restore': {'throughput_gib_s': 3.0}},
+        {'throughput_gib_s': 1.5, 'duration_s': 1.5, 'min_rank_bw_bytes': 6, 'total_bytes': 7}]}
+    runs = v.fastpersist_runs(result)
+    assert [sorted(run) for run in runs] == [sorted(v.RUN_KEYS)] * 2
+    assert runs[0]['restore_gib_s'] == 3.0 and runs[1]['restore_gib_s'] is None and runs[0]['wall_s'] == 15.0
+    assert runs[0]['p99_ns'] is None and runs[1]['throughput_gib_s'] == 1.5
+    with pytest.raises(ValueError, match='expected a fastpersist_write result with its runs'):
+        v.fastpersist_runs({'msg': 'failed'})
