@@ -72,7 +72,7 @@ def lab():
 
 def outlived(session):
     """The processes still in the controller's session (what kept its output open), one line each."""
-    out = subprocess.run(["ps", "-eo", "pid=,sid=,etimes=,args="], capture_output=True, text=True).stdout
+    out = subprocess.run(["ps", "-eo", "pid=,sid=,etimes=,args="], capture_output=True, text=True, check=False).stdout
     return ["%s %s" % (f[0], " ".join(f[3:])[:120]) for f in (line.split() for line in out.splitlines())
             if len(f) > 3 and f[1] == str(session)]
 
