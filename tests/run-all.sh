@@ -88,7 +88,7 @@ lab_fleet=tests/output/lab_fleet
 # The host steps (lint, sanity, unit, integration, browser, install), then the lab steps whose assertions do not
 # depend on the pace.
 host_steps() {
-  step lint ansible-lint --profile production
+  step lint tests/lint.sh   # ansible-lint (production) and antsibull-docs lint-collection-docs
   step sanity tests/sanity.sh
   step unit python -m pytest tests/unit   # pure: no process may start (tests/unit/conftest.py)
   step integration python -m pytest -p no:cacheprovider tests/integration   # real fio, loop devices, ansible-playbook
