@@ -699,7 +699,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.fi
     written_since,
 )
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.context import Context
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme.drive_sampler import DriveSampler, check_names
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme.drive_sampler import check_names, start_sampling
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.identity import name_of_dev
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.state_store import STATE_DIR
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.wipefs import (
@@ -1036,13 +1036,7 @@ def main():
             module.fail_json(msg='not enough free space: %s' % '; '.join(errors), errors=errors, **result)
 
     fio = params['fio_path'] or module.get_bin_path('fio', required=True)
-    sampler = None
-    if params['sample_drives']:
-        sampler = DriveSampler(Context(module), params['sample_drives'])
-        missing = sampler.missing()
-        if missing:
-            module.fail_json(msg='sample_drives refused, nothing was written: %s' % '; '.join(missing), **result)
-        result['sampled_drives'] = sampler.info()
+    sampler = start_sampling(module, Context(module), params['sample_drives'], result)
 
     run_id = scratch.current_run(params['state_dir'])
     job = dict(runs=[], device_fds={}, layout=layout, total_bytes=plan['total_bytes'], timeout=params['timeout'],

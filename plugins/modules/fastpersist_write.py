@@ -347,7 +347,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.id
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.state_store import STATE_DIR
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import parse_size, to_bool, to_int
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed import fastpersist
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme.drive_sampler import DriveSampler, check_names
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme.drive_sampler import check_names, start_sampling
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.ckpt_write import (
     GIB,
     MAX_QUEUE_DEPTH,
@@ -620,13 +620,7 @@ def main():
                               params['free_space_margin'])
         if errors:
             module.fail_json(msg='not enough free space: %s' % '; '.join(errors), errors=errors, **result)
-        sampler = None
-        if params['sample_drives']:
-            sampler = DriveSampler(Context(module), params['sample_drives'])
-            missing = sampler.missing()
-            if missing:
-                module.fail_json(msg='sample_drives refused, nothing was written: %s' % '; '.join(missing), **result)
-            result['sampled_drives'] = sampler.info()
+        sampler = start_sampling(module, Context(module), params['sample_drives'], result)
         with terminate_on_signals():
             runs = make_runs(targets, layout, params, [WORKER, JOB])
             result['safety'] = scratch.safety(list(targets.values()), runs)

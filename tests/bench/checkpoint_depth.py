@@ -17,27 +17,12 @@ depth, each run measured for 4 s after a 1 s ramp). TCG lab nodes are slow; rati
                                             [--drive-model knee8]
 """
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LAB = [sys.executable, os.path.join(ROOT, "lab", "nvmelab.py")]
+from bench_lab import run_bench
+
 GRID_SHARE = 0.99
-
-
-def run_playbook(inventory, out, args):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"))
-    cmd = ["ansible-playbook", "-i", inventory, os.path.join(ROOT, "tests", "bench", "checkpoint_depth.yml"),
-           "-e", json.dumps({"bench_out": out, "bench_host": args.host, "bench_ranks": args.ranks,
-                             "bench_total_size": args.total_size,
-                             "checkpoint_io_data_drives": {"serials": ["DATA0001", "DATA0002"]}})]
-    subprocess.run(cmd, env=env, check=True)
-    with open(out) as handle:
-        return json.load(handle)
 
 
 def mib(value):
@@ -96,19 +81,8 @@ def main():
     parser.add_argument("--drive-model", default="knee8",
                         help="the data drives' model when booting a node (lab/nvmelab.py models; default knee8)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "bench.json")
-        if args.inventory:
-            sys.exit(0 if report(run_playbook(args.inventory, out, args)) else 1)
-        state = os.path.join(tmp, "lab")
-        subprocess.run(LAB + ["up", "--state-dir", state, "--node", "node1:bookworm",
-                              "--drive-model", args.drive_model], check=True)
-        try:
-            ok = report(run_playbook(os.path.join(state, "inventory.yml"), out, args))
-        finally:
-            subprocess.run(LAB + ["down", "--state-dir", state], check=False)
-        sys.exit(0 if ok else 1)
-
+    extra = {"bench_host": args.host, "bench_ranks": args.ranks, "bench_total_size": args.total_size}
+    sys.exit(0 if run_bench(args, "bookworm", "checkpoint_depth.yml", extra, report) else 1)
 
 if __name__ == "__main__":
     main()

@@ -18,28 +18,14 @@ settings / ds_nvme_tune's is below 0.98, 2 when something failed.
 """
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LAB = [sys.executable, os.path.join(ROOT, "lab", "nvmelab.py")]
+from bench_lab import run_bench
+
 WANT = 0.98
 SIDES = ("defaults", "ds_nvme_tune", "collection")
-
-
-def run_playbook(inventory, out, args):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"))
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory,
-           os.path.join(ROOT, "tests", "bench", "ds_nvme_tune_side_by_side.yml"),
-           "-e", json.dumps({"bench_out": out, "bench_host": args.host, "bench_ranks": args.ranks,
-                             "bench_total_size": args.total_size,
-                             "checkpoint_io_data_drives": {"serials": ["DATA0001", "DATA0002"]}})]
-    subprocess.run(cmd, env=env, check=True)
-    with open(out) as handle:
-        return json.load(handle)
 
 
 def side(saves, name, key):
@@ -106,23 +92,13 @@ def main():
     parser.add_argument("--total-size", default="512M")
     parser.add_argument("--drive-model", default="knee16")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "bench.json")
-        try:
-            if args.inventory:
-                sys.exit(0 if report(run_playbook(args.inventory, out, args)) else 1)
-            state = os.path.join(tmp, "lab")
-            subprocess.run(LAB + ["up", "--state-dir", state, "--node", "node1:bookworm-deepspeed",
-                                  "--drive-model", args.drive_model], check=True)
-            try:
-                ok = report(run_playbook(os.path.join(state, "inventory.yml"), out, args))
-            finally:
-                subprocess.run(LAB + ["down", "--state-dir", state], check=False)
-        except subprocess.CalledProcessError as exc:
-            print("ds_nvme_tune_side_by_side: %s" % exc)
-            sys.exit(2)
-        sys.exit(0 if ok else 1)
-
+    extra = {"bench_host": args.host, "bench_ranks": args.ranks, "bench_total_size": args.total_size}
+    try:
+        ok = run_bench(args, "bookworm-deepspeed", "ds_nvme_tune_side_by_side.yml", extra, report)
+    except subprocess.CalledProcessError as exc:
+        print("ds_nvme_tune_side_by_side: %s" % exc)
+        sys.exit(2)
+    sys.exit(0 if ok else 1)
 
 if __name__ == "__main__":
     main()

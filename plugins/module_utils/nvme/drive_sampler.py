@@ -124,3 +124,17 @@ class DriveSampler(object):
         doc = {'t': round(now - self.start, 3), 'drives': drives}
         self.samples.append(doc)
         return doc
+
+
+def start_sampling(module, ctx, names, result):
+    """The sampler of a writing module's ``sample_drives`` (None when it names none), the drives' Identify
+    Controller thresholds in ``result['sampled_drives']``; a namespace that is not there fails the module naming
+    it, before anything is written."""
+    if not names:
+        return None
+    sampler = DriveSampler(ctx, names)
+    missing = sampler.missing()
+    if missing:
+        module.fail_json(msg='sample_drives refused, nothing was written: %s' % '; '.join(missing), **result)
+    result['sampled_drives'] = sampler.info()
+    return sampler

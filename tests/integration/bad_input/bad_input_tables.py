@@ -66,6 +66,14 @@ FIO_PATH = {'path': 'exec', 'names': ['fio_path', 'fio'],
 JOB_STORE = {'path': 'dir', 'null': 'refuse', 'with': {'background': True}, 'names': ['job_store', 'job store'],
              'accept': {'missing': 'made mode 0700'}}
 
+# sample_drives and sample_interval of the writing modules (checkpoint_write, fastpersist_write)
+SAMPLE_DRIVES = {
+    'sample_drives': {'accept': {'empty': 'the default: no sampling'}, 'null': 'refuse',
+                      'extra': [{'kind': 'not_nvme', 'value': ['sda'], 'expect_in': 'sda'},
+                                {'kind': 'twice', 'value': ['nvme1n1', '/dev/nvme1n1'], 'expect_in': 'twice'},
+                                {'kind': 'absent', 'value': ['nvme9n9'], 'expect_in': 'nvme9n9'}]},
+    'sample_interval': {'range': (0.2, 3600), 'null': 'refuse', 'with': {'sample_drives': ['nvme1n1']}},
+}
 # The checkpoint directories of a module that writes the ranks' files in a run directory of its own
 # (checkpoint_write, fastpersist_write: module_utils/common/scratch.py).
 RUN_DIRECTORIES = {
@@ -281,12 +289,7 @@ MODULES = {
             'expect.device': {'type': 'none'}, 'expect.serial': {'type': 'none'}, 'expect.wwid': {'type': 'none'},
             'expect.size_bytes': {'type': 'none'},
             'runtime': {'range': (1, 86400)},
-            'sample_drives': {'accept': {'empty': 'the default: no sampling'}, 'null': 'refuse',
-                              'extra': [{'kind': 'not_nvme', 'value': ['sda'], 'expect_in': 'sda'},
-                                        {'kind': 'twice', 'value': ['nvme1n1', '/dev/nvme1n1'],
-                                         'expect_in': 'twice'},
-                                        {'kind': 'absent', 'value': ['nvme9n9'], 'expect_in': 'nvme9n9'}]},
-            'sample_interval': {'range': (0.2, 3600), 'null': 'refuse', 'with': {'sample_drives': ['nvme1n1']}},
+            **SAMPLE_DRIVES,
         },
     },
     'fastpersist_write': {
@@ -320,12 +323,7 @@ MODULES = {
                                   'expect_in': "writer.io_buffer_double: 'maybe'"}]},
             'read_back': {}, 'writer_path': {},
             'repeats': {'range': (1, 20), 'null': 'refuse'},
-            'sample_drives': {'accept': {'empty': 'the default: no sampling'}, 'null': 'refuse',
-                              'extra': [{'kind': 'not_nvme', 'value': ['sda'], 'expect_in': 'sda'},
-                                        {'kind': 'twice', 'value': ['nvme1n1', '/dev/nvme1n1'],
-                                         'expect_in': 'twice'},
-                                        {'kind': 'absent', 'value': ['nvme9n9'], 'expect_in': 'nvme9n9'}]},
-            'sample_interval': {'range': (0.2, 3600), 'null': 'refuse', 'with': {'sample_drives': ['nvme1n1']}},
+            **SAMPLE_DRIVES,
             'torch_extensions_dir': {'path': 'dir', 'names': ['torch_extensions_dir'],
                                      'accept': {'missing': 'DeepSpeed makes it (its parent is checked)'}},
             'free_space_margin': {'range': (0, 1), 'null': 'refuse'},
