@@ -16,7 +16,8 @@ description:
     its share of O(total_size) with C(torch.save) through DeepSpeed's C(FastFileWriter) (its aio handle with the
     O(aio) section's block size and queue depth, its pinned buffer of O(writer)'s C(io_buffer_size), halved when
     C(io_buffer_double)), all ranks at once, each file fsynced before its time stops; then, with O(read_back),
-    every rank reads its file back with the aio handle (O_DIRECT) and checks the bytes and the tensors.
+    every rank reads its file back with the aio handle (O_DIRECT) and, after the first run, checks the bytes
+    and the tensors (the later O(repeats) save the same state dict).
   - The sections are completed by DeepSpeed's own parsers (C(get_aio_config), C(get_checkpoint_config)) exactly as
     a ds_config's are, so RV(deepspeed.aio) and RV(deepspeed.writer) are what a training job with those sections
     would use.
