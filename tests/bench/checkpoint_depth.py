@@ -84,5 +84,6 @@ def main():
     extra = {"bench_host": args.host, "bench_ranks": args.ranks, "bench_total_size": args.total_size}
     sys.exit(0 if run_bench(args, "bookworm", "checkpoint_depth.yml", extra, report) else 1)
 
+
 if __name__ == "__main__":
     main()

@@ -54,8 +54,8 @@ def report(res):
         "collection": "depth %s, block 1M, writer %s" % (
             res["sweep"]["per_rank_depth"], json.dumps(res["writer_plan"].get("section"), sort_keys=True)),
     }
-    print("%-14s %9s %7s %9s %7s %9s %s" % ("DeepSpeed save", "GiB/s", "spread", "restore", "spread", "/ceiling",
-                                           "settings"))
+    print("%-14s %9s %7s %9s %7s %9s %s" % ("DeepSpeed save", "GiB/s", "spread", "restore", "spread",
+                                            "/ceiling", "settings"))
     write = {}
     for name in SIDES:
         write[name] = side(saves, name, "throughput_gib_s")
@@ -99,6 +99,7 @@ def main():
         print("ds_nvme_tune_side_by_side: %s" % exc)
         sys.exit(2)
     sys.exit(0 if ok else 1)
+
 
 if __name__ == "__main__":
     main()
