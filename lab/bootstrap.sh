@@ -32,6 +32,13 @@ if [ "${1:-}" = --tests ] && ! cmp -s requirements-deepspeed.txt "$ds_stamp"; th
   .venv/bin/pip install -q --disable-pip-version-check -r requirements-deepspeed.txt
   cp requirements-deepspeed.txt "$ds_stamp"
 fi
+# --tests: Galaxy's importer in a venv of its own (it pins its own ansible-core and ansible-lint).
+if [ "${1:-}" = --tests ] && ! cmp -s requirements-importer.txt .venv-importer/.requirements-importer.txt; then
+  rm -rf .venv-importer
+  python3 -m venv .venv-importer
+  .venv-importer/bin/pip install -q --disable-pip-version-check -r requirements-importer.txt
+  cp requirements-importer.txt .venv-importer/.requirements-importer.txt
+fi
 # --tests: a training environment at a fixed path, outside the checkout (CPU torch and DeepSpeed, as a GPU node's
 # training venv would hold them; fastpersist_write's tests run DeepSpeed with its Python), and DeepSpeed's async_io
 # and utils ops built once into the op cache beside it (JIT, natively: minutes the first time). torch keys a built

@@ -94,6 +94,7 @@ host_steps() {
   step integration python -m pytest -p no:cacheprovider tests/integration   # real fio, loop devices, ansible-playbook
   step browser python -m pytest -p no:cacheprovider tests/browser   # fleet report in Debian's chromium; screenshots: tests/output/screenshots/
   step install tests/build_install.sh
+  step galaxy-importer tests/galaxy_importer.sh   # what Galaxy runs on an upload, ansible-lint on
   # one bookworm node each; what they assert holds under any load (equal fields; the projection uses the bandwidth
   # measured in the same step)
   step lab-nvme-ioctl python -m pytest -p no:cacheprovider -s tests/lab/test_nvme_ioctl.py   # the admin ioctl vs nvme-cli, -s: the times
