@@ -564,12 +564,12 @@ def _reduce_run(total, write_s, ranks, read_s=None):
     """One run's figures (MLPerf Storage's rule: the slowest rank): ``ranks`` [(bytes, write_s, read_s)]."""
     def bw(nbytes, seconds):
         return int(nbytes / seconds) if nbytes and seconds else None
-    out = dict(total_bytes=total, total_gib=total / float(GIB), duration_s=round(write_s, 4),
+    out = dict(total_bytes=total, total_gib=total / float(GIB), duration_s=round(write_s, 6),
                throughput_bytes_s=int(total / write_s), throughput_gib_s=total / float(GIB) / write_s,
                min_rank_bw_bytes=min(bw(nbytes, seconds) for nbytes, seconds, _read in ranks))
     if read_s:
         out['restore'] = {'throughput_gib_s': total / float(GIB) / read_s, 'throughput_bytes_s': int(total / read_s),
-                          'duration_s': round(read_s, 4), 'total_bytes': total,
+                          'duration_s': round(read_s, 6), 'total_bytes': total,
                           'min_rank_bw_bytes': min(bw(nbytes, read) for nbytes, _write, read in ranks)}
     return out
 
