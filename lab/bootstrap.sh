@@ -39,6 +39,13 @@ if [ "${1:-}" = --tests ] && ! cmp -s requirements-importer.txt .venv-importer/.
   .venv-importer/bin/pip install -q --disable-pip-version-check -r requirements-importer.txt
   cp requirements-importer.txt .venv-importer/.requirements-importer.txt
 fi
+# --tests: a venv per ansible-core minor the collection claims besides 2.19 (tests/core-matrix.txt), outside the
+# checkout (~/.cache/checkpoint_io_lab/core-<minor>), for tests/core_matrix.sh.
+if [ "${1:-}" = --tests ]; then
+  awk '$1 !~ /^#/ && NF { print $1 }' tests/core-matrix.txt | while read -r minor; do
+    tests/core_matrix.sh --venv "$minor" >/dev/null || exit 1
+  done
+fi
 # --tests: a training environment at a fixed path, outside the checkout (CPU torch and DeepSpeed, as a GPU node's
 # training venv would hold them; fastpersist_write's tests run DeepSpeed with its Python), and DeepSpeed's async_io
 # and utils ops built once into the op cache beside it (JIT, natively: minutes the first time). torch keys a built

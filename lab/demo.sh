@@ -14,6 +14,8 @@
 #   LAB_DEMO_ENGINE=deepspeed: DeepSpeed itself writes and reads back the verification's checkpoints (its
 #     FastPersist writer, checkpoint_io_verify_engine deepspeed) on a node of the bookworm-deepspeed image (CPU torch
 #     and DeepSpeed in /opt/train-venv, its ops built with the image: about ten minutes the first time).
+#   LAB_DEMO_CORE=2.16 (or 2.17, 2.18): the playbook run by that ansible-core minor (its venv of
+#     tests/core_matrix.sh, made the first time) with jinja2_native on, instead of the suite's 2.19.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 engine=${LAB_DEMO_ENGINE:-fio}
@@ -28,6 +30,11 @@ case "$engine" in
                           -e checkpoint_io_verify_min_fraction=0.01) ;;
   *) echo "LAB_DEMO_ENGINE=$engine: not an engine (fio, deepspeed)" >&2; exit 2 ;;
 esac
+playbook_bin=.venv/bin/ansible-playbook
+if [ -n "${LAB_DEMO_CORE:-}" ]; then
+  playbook_bin="$(tests/core_matrix.sh --venv "$LAB_DEMO_CORE")/bin/ansible-playbook"
+  export ANSIBLE_JINJA2_NATIVE=True
+fi
 state=.lab/demo
 profile=${LAB_DEMO_PROFILE:-starved}
 case "$profile" in
@@ -43,7 +50,7 @@ models=()
 trap '.venv/bin/python lab/nvmelab.py down --state-dir "$state"' EXIT
 .venv/bin/python lab/nvmelab.py up --state-dir "$state" "${nodes[@]}" "${models[@]}"
 rm -rf "$state/reports"
-.venv/bin/ansible-playbook -i "$state/inventory.yml" playbooks/tune_checkpoint_nodes.yml -e @lab/demo_vars.yml \
+"$playbook_bin" -i "$state/inventory.yml" playbooks/tune_checkpoint_nodes.yml -e @lab/demo_vars.yml \
   -e "checkpoint_io_ranks=$ranks" ${engine_vars[@]+"${engine_vars[@]}"} "$@"
 if [ "$model" != plain ]; then
   .venv/bin/python lab/demo_check.py --profile "$profile" --inventory "$state/inventory.yml" \

@@ -90,6 +90,8 @@ lab_fleet=tests/output/lab_fleet
 host_steps() {
   step lint tests/lint.sh   # ansible-lint (production) and antsibull-docs lint-collection-docs
   step sanity tests/sanity.sh
+  # ansible-core 2.16, 2.17, 2.18 (requires_ansible): sanity, unit and every playbook in check mode, each in its venv
+  step core-matrix tests/core_matrix.sh
   step unit python -m pytest tests/unit   # pure: no process may start (tests/unit/conftest.py)
   step integration python -m pytest -p no:cacheprovider tests/integration   # real fio, loop devices, ansible-playbook
   step browser python -m pytest -p no:cacheprovider tests/browser   # fleet report in Debian's chromium; screenshots: tests/output/screenshots/

@@ -13,7 +13,8 @@ cd "$dest"
 git init -q . && git add -A >/dev/null  # ansible-test lists files through git
 # A venv of its own: --requirements installs the pinned sanity tools (pylint, yamllint, voluptuous...)
 # into it, beside nothing else. (--venv mode would download a pip bootstrap from outside PyPI.)
-venv="$root/.cache/sanity-venv"
+# SANITY_VENV: another venv whose ansible-test runs (tests/core_matrix.sh: each ansible-core minor's own).
+venv=${SANITY_VENV:-$root/.cache/sanity-venv}
 if [ ! -x "$venv/bin/ansible-test" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check 'ansible-core>=2.19,<2.20'

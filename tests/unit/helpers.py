@@ -9,7 +9,20 @@ import tempfile
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
+try:
+    from ansible.module_utils.testing import patch_module_args
+except ImportError:  # ansible-core before 2.19 (tests/core_matrix.sh): the arguments a module reads at start-up
+    from ansible.module_utils import basic
+    from ansible.module_utils.common.text.converters import to_bytes
+
+    @contextlib.contextmanager
+    def patch_module_args(args):
+        saved = basic._ANSIBLE_ARGS  # pylint: disable=protected-access
+        basic._ANSIBLE_ARGS = to_bytes(json.dumps({'ANSIBLE_MODULE_ARGS': args}))  # pylint: disable=protected-access
+        try:
+            yield
+        finally:
+            basic._ANSIBLE_ARGS = saved  # pylint: disable=protected-access
 
 from testenv import FIXTURES, ROOT
 
@@ -28,7 +41,8 @@ def subset(actual, expected):
 
 @contextlib.contextmanager
 def module_args(args):
-    """Run a module's main() with ``args`` as its parameters (ansible-core 2.19's patch_module_args)."""
+    """Run a module's main() with ``args`` as its parameters (ansible-core 2.19's patch_module_args, or the same
+    done by hand before 2.19)."""
     with patch_module_args(args):
         yield
 

@@ -1,7 +1,0 @@
-# -*- coding: utf-8 -*-
-# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The block layer: queue settings and the cross-layer queue-depth alignment."""
-
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type

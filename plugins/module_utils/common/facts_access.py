@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import SUBSETS
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts.schema import SUBSETS
 
 _WHOLE_KEYS = frozenset(SUBSETS) | frozenset(('schema_version', 'gather_subset', 'gathered_at', 'last_gather_subset'))
 

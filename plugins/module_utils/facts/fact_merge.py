@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import SCHEMA_VERSION, SUBSETS
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts.schema import SCHEMA_VERSION, SUBSETS
 
 
 def merge_facts(current, new):

@@ -17,7 +17,7 @@ import os
 import time
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import records, state_store
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import SCHEMA_VERSION, SUBSETS  # noqa: F401 (re-exported: the fact schema)
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts.schema import SCHEMA_VERSION, SUBSETS  # noqa: F401 (re-exported: the fact schema)
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import (
     block_facts,
     deepspeed_facts,

@@ -1,7 +1,0 @@
-# -*- coding: utf-8 -*-
-# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""GPUDirect Storage: gdscheck/cufile.json/nvidia-fs parsed, the GDS plan, cufile.json edited in place."""
-
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type

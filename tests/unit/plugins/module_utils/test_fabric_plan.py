@@ -1,5 +1,10 @@
 """module_utils/fabric/fabric_plan.py: Little's Law with the round trip, the I/O queue budget, granted vs asked, shared
 identities, the NQN rules and the persistence text of both nvme-cli generations (hand-computed cases)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import pytest
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fabric import fabric_plan as fp

@@ -510,7 +510,7 @@ def test_xfs_checkpoint_paths_select_mounts(node):
     ({'bins': {'xfs_info': None}}, 'xfs_info not found', None),
     ({'xfs_info': (1, '', 'xfs_info: /mnt/ckpt is not a mounted XFS filesystem')}, 'rc=1', None),
     ({'xfs_info': (0, XFS_INFO_MD0, 'xfs_info: warning: odd')}, 'stderr (rc=0): xfs_info: warning: odd', 16),
-    ({'xfs_info': (0, XFS_INFO_MD0.split('naming')[0], '')}, 'section', 16),
+    ({'xfs_info': (0, XFS_INFO_MD0.split('naming', maxsplit=1)[0], '')}, 'section', 16),
 ])
 def test_xfs_info_problems_are_errors(node, overrides, expected, agcount):
     ctx = make_context(node, standard_runner(node, **overrides))
