@@ -11,6 +11,7 @@ __metaclass__ = type
 import math
 import time
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.selection import select_drives
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.plan.depth import DEFAULT_QUEUE_DEPTH
 
 
@@ -146,6 +147,39 @@ def _drift_value(found, target):
     return str(found).strip().lower() != str(target).strip().lower()
 
 
+def absence_findings(facts, doc, plan, drives):
+    """Findings for data drives that are not there: a node whose gathered NVMe facts show no data drive, the drives
+    the node's plan selected that its facts no longer show (by serial), and what the inventory's selection
+    (``checkpoint_io_data_drives`` in the host's document, as the fleet_report role writes it) names but the facts
+    do not hold. A GPU node that lost its drives is an error, never ok."""
+    if not facts or not isinstance(facts.get('nvme'), dict):
+        return []    # no facts, or no NVMe section gathered: reported as such
+    out = []
+    data = [d for d in drives if not d['os_drive']]
+    if not data:
+        out.append(_finding('error', None, 'no NVMe data drive in the facts (only the OS drive, or none)',
+                            'check the drives (nvme list, dmesg) and gather the facts again', 'nvme'))
+    serials = set(str(d['serial']) for d in data if d.get('serial'))
+    planned = [_dict(d) for d in _list(_dict(plan.get('drives')).get('selected'))]
+    gone = sorted(set('%s (%s)' % (d.get('serial'), d.get('name')) for d in planned
+                      if d.get('serial') and str(d.get('serial')) not in serials))
+    if gone:
+        out.append(_finding('error', None, 'the plan selected %d data drives; not in the facts now: %s' % (
+            len(planned), ', '.join(gone)), 'check the drives (nvme list, dmesg); run the tune playbook again to '
+            'plan the drives the node has', 'nvme'))
+    selection = doc.get('checkpoint_io_data_drives')
+    if selection:
+        try:
+            unmatched = select_drives(facts.get('nvme'), selection)['unmatched']
+        except (ValueError, TypeError, KeyError) as exc:
+            unmatched = ['(the selection cannot be read: %s)' % exc]
+        if unmatched:
+            out.append(_finding('error', None, 'the inventory\'s checkpoint_io_data_drives names what the facts do '
+                                'not hold: %s' % ', '.join(str(u) for u in unmatched),
+                                'check the drives (nvme list), or the selection', 'nvme'))
+    return out
+
+
 def node_record(host, doc, targets=None, now=None, stale_hours=24.0, verify=None):
     """One node's report record: the row (ROW_KEYS) and its details (drives, drift, findings, curve, thermal)."""
     doc = _dict(doc)
@@ -221,6 +255,8 @@ def node_record(host, doc, targets=None, now=None, stale_hours=24.0, verify=None
                 findings.append(_finding('error', ns, 'critical warning %s' % t.get('critical_warning'),
                                          'replace or cool the drive before the next checkpoint', 'thermal'))
             drives.append(drive)
+
+    findings.extend(absence_findings(facts, doc, plan, drives))
 
     ds = _dict(facts.get('deepspeed'))
     for config in _list(ds.get('configs')):

@@ -292,3 +292,54 @@ def test_drift_is_measured_against_the_nodes_plan_where_it_has_one(base):
     doc['checkpoint_io_plan'][u'block_layer']['drives'][ns]['after']['read_ahead_kb'] = 1024
     found = [x for x in fn.node_record('n1', doc, now=NOW)['drift'] if x['item'] == ns]
     assert [(x['setting'], x['found'], x['target']) for x in found] == [('read_ahead_kb', 128, 1024)]
+
+
+def _absent(record):
+    """The node's error findings about its NVMe drives (the synthetic base also has a drive's critical warning)."""
+    return [f['message'] for f in record['findings'] if f['severity'] == 'error' and f['layer'] == 'nvme']
+
+
+def _data_controllers(facts):
+    return [c for c in facts['nvme']['controllers'] if not any(
+        n.get('is_os_drive') for n in facts['nvme']['namespaces'] if n['name'] in c['namespaces'])]
+
+
+def test_a_node_with_no_data_drive_is_an_error_not_ok(base):
+    """Issue 36: a GPU node whose facts show no NVMe data drive (only the OS drive) was reported ok."""
+    doc = _doc(base)
+    facts = doc['checkpoint_io']
+    gone = [c['name'] for c in _data_controllers(facts)]
+    assert gone
+    facts['nvme']['controllers'] = [c for c in facts['nvme']['controllers'] if c['name'] not in gone]
+    record = fn.node_record('n1', doc, now=NOW)
+    assert record['row']['data_drives'] == 0 and record['row']['status'] == 'error'
+    assert _absent(record) == ['no NVMe data drive in the facts (only the OS drive, or none)']
+    # the same node with its drives: no such finding
+    assert _absent(fn.node_record('n1', _doc(base), now=NOW)) == []
+
+
+def test_drives_the_plan_selected_that_are_gone_are_named(base):
+    doc = _doc(base)
+    facts = doc['checkpoint_io']
+    data = _data_controllers(facts)
+    assert len(data) >= 2
+    planned = [{'name': c['namespaces'][0], 'serial': c['serial']} for c in data]
+    doc['checkpoint_io_plan'] = {'drives': {'selected': planned}}
+    assert _absent(fn.node_record('n1', doc, now=NOW)) == []
+    facts['nvme']['controllers'] = [c for c in facts['nvme']['controllers'] if c['name'] != data[0]['name']]
+    record = fn.node_record('n1', doc, now=NOW)
+    assert record['row']['status'] == 'error' and record['row']['data_drives'] == len(data) - 1
+    assert _absent(record) == ['the plan selected %d data drives; not in the facts now: %s (%s)' % (
+        len(data), data[0]['serial'], data[0]['namespaces'][0])]
+
+
+def test_what_the_inventory_selection_names_but_the_facts_lack_is_named(base):
+    doc = _doc(base)
+    data = _data_controllers(doc['checkpoint_io'])
+    doc['checkpoint_io_data_drives'] = {'serials': [data[0]['serial'], 'GONE0001']}
+    record = fn.node_record('n1', doc, now=NOW)
+    assert record['row']['status'] == 'error'
+    assert _absent(record) == [
+        "the inventory's checkpoint_io_data_drives names what the facts do not hold: serial GONE0001"]
+    doc['checkpoint_io_data_drives'] = {'serials': [data[0]['serial']]}
+    assert _absent(fn.node_record('n1', doc, now=NOW)) == []
