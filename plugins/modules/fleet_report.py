@@ -9,17 +9,21 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 ---
 module: fleet_report
-short_description: Write the fleet report (HTML, JSON, CSV) from a fact cache, on the controller
+short_description: Write the fleet report (a page, JSON Lines, CSV) from a fact cache, on the controller
 version_added: 0.3.0
 description:
   - >-
     Reads one document per host from a directory laid out like ansible's C(ansible.builtin.jsonfile) fact cache
     (2.19's C(s1_<host>) files with C(__payload__), or plain C(<host>) files; the fleet_report role writes the same
-    from live facts or from any configured cache plugin, C(community.general.redis) included), one host at a time,
-    and writes on the machine it runs on (the controller - run it with C(delegate_to: localhost) and
-    C(run_once: true)) one self-contained HTML page, a JSON document (schema
-    C(ai_storage.checkpoint_io.fleet_report), version 1, described in docs/fleet_report_schema.md) and two CSV
-    files (one row per node, one per drive).
+    from live facts or from any configured cache plugin, C(community.general.redis) included), each read and
+    decoded once by O(workers) processes, and writes on the machine it runs on (the controller - run it with
+    C(delegate_to: localhost) and C(run_once: true)), streaming, its memory bounded by a node and not by the fleet
+    (schema C(ai_storage.checkpoint_io.fleet_report), version 2, described in docs/fleet_report_schema.md)
+    C(<name>.json) (the summary - the overview, the plan, the changes, the drift groups, the worst nodes),
+    C(<name>_nodes.jsonl.xz) (one JSON object per node, its drives, drift, findings and depth curve),
+    C(<name>_nodes.csv.gz) (one row per node), C(<name>.html) (a page that opens from disk with the summary and finds
+    a node by name) and C(<name>_data.js) (the page's node details, deflated in chunks, loaded when a node is
+    looked up).
   - A host's document holds C(checkpoint_io) (the facts of M(ai_storage.checkpoint_io.checkpoint_io_facts); the
     state records give the depth sweep, the thermal series and the baseline), optionally C(checkpoint_io_verify)
     (the verification's report; also read from O(verify_dir)), C(checkpoint_io_compression) (compression readiness;
@@ -88,8 +92,16 @@ options:
     type: dict
     default: {}
   previous:
-    description: A previous report's JSON; the page and the JSON show what changed since.
+    description:
+      - A previous report's C(<name>.json) (its C(<name>_nodes.jsonl.xz) beside it; or a schema 1 report's JSON); the
+        page and the summary show what changed since (new, gone and changed nodes, counted, the first 1000 named).
     type: path
+  workers:
+    description:
+      - Processes that read and decode the cache's files (the build is CPU-bound there); V(0) - one per CPU of the
+        controller, at most 8. V(1) reads them in the module's own process.
+    type: int
+    default: 0
   verify_dir:
     description: A directory of the verification's C(<host>.json) reports (the verification role's C(verify/)).
     type: path
@@ -122,20 +134,22 @@ EXAMPLES = r'''
 
 RETURN = r'''
 paths:
-  description: The files written (keys html, json, nodes_csv, drives_csv).
+  description: The files written (keys html, data, json, nodes, nodes_csv); empty in check mode.
   returned: always
   type: dict
-  sample: {html: /srv/reports/fleet/fleet_report.html, json: /srv/reports/fleet/fleet_report.json}
+  sample: {html: /srv/reports/fleet/fleet_report.html, data: /srv/reports/fleet/fleet_report_data.js,
+           json: /srv/reports/fleet/fleet_report.json, nodes: /srv/reports/fleet/fleet_report_nodes.jsonl.xz,
+           nodes_csv: /srv/reports/fleet/fleet_report_nodes.csv.gz}
 nodes:
   description: Hosts in the report.
   returned: always
   type: int
   sample: 10000
 html_bytes:
-  description: The page's size.
+  description: The page's size (its summary; the node details are in the data file).
   returned: always
   type: int
-  sample: 6100000
+  sample: 120000
 overview:
   description: The fleet's overview (the JSON's C(fleet)).
   returned: always
@@ -144,8 +158,19 @@ plan:
   description: The planner's result (with C(line)), C({error}) where it refused, V(null) without O(plan).
   returned: always
   type: dict
+drift:
+  description:
+    - The drift groups - nodes that drifted the same way (C(settings), each C(layer), C(setting), C(found),
+      C(target)), their C(nodes), C(drifted_settings) and first C(hosts), the largest 100 - with C(signatures)
+      (how many ways) and C(other_nodes) (nodes in ways past the first 2000 counted).
+  returned: always
+  type: dict
+changes:
+  description: What changed since O(previous) (C(new_nodes), C(gone_nodes), C(changed), counts); V(null) without it.
+  returned: always
+  type: dict
 summary:
-  description: The console summary, one line each (counts, the worst nodes, the plan).
+  description: The console summary, one line each (counts, the worst nodes, the largest drift group, the plan).
   returned: always
   type: list
   elements: str
@@ -263,6 +288,7 @@ def main():
             compression_dir=dict(type='path'),
             stale_hours=dict(type='raw', default=24.0),
             outlier_fraction=dict(type='raw', default=0.8),
+            workers=dict(type='int', default=0),
         ),
         supports_check_mode=True,
     )
@@ -295,6 +321,9 @@ def main():
         module.fail_json(msg='stale_hours: %r must be above 0 and at most 87600' % p['stale_hours'])
     if not 0 < p['outlier_fraction'] <= 1:
         module.fail_json(msg='outlier_fraction: %r must be above 0 and at most 1' % p['outlier_fraction'])
+    if isinstance(p['workers'], bool) or not 0 <= p['workers'] <= 64:
+        module.fail_json(msg='workers: %r must be 0 (one per CPU) to 64' % p['workers'])
+    workers = p['workers'] or min(8, os.cpu_count() or 1)
     unknown = sorted(set(p['targets']) - set(fleet_node.DEFAULT_TARGETS))
     if unknown:
         module.fail_json(msg='targets: unknown settings %s (known: %s)' % (
@@ -303,8 +332,8 @@ def main():
     if p['previous']:
         try:
             previous = fleet_report.read_previous(p['previous'])
-        except (ValueError, OSError, UnicodeDecodeError) as exc:
-            module.fail_json(msg='previous: %r is not a fleet report JSON: %s' % (p['previous'], exc))
+        except (ValueError, OSError, UnicodeDecodeError, EOFError) as exc:
+            module.fail_json(msg='previous: %r is not a fleet report\'s JSON: %s' % (p['previous'], exc))
     out_dir = p['out_dir']
     scratch = None
     try:
@@ -316,10 +345,10 @@ def main():
             if problem:
                 module.fail_json(msg=problem)
         result = fleet_report.build(
-            fleet_report.iter_cache(p['cache_dir'], p['cache_prefix']), out_dir, name=p['name'],
+            fleet_report.CacheSource(p['cache_dir'], p['cache_prefix']), out_dir, name=p['name'],
             targets=p['targets'], plan_args=p['plan'], previous=previous, stale_hours=p['stale_hours'],
             outlier_fraction=p['outlier_fraction'], verify_dir=p['verify_dir'], title=p['title'],
-            source=p['cache_dir'], compression_dir=p['compression_dir'])
+            source=p['cache_dir'], compression_dir=p['compression_dir'], workers=workers)
     except (OSError, ValueError) as exc:
         module.fail_json(msg='fleet report: %s' % exc)
     finally:
@@ -329,7 +358,7 @@ def main():
         result['paths'] = {}
     module.exit_json(changed=True, paths=result['paths'], nodes=result['nodes'],
                      html_bytes=result['html_bytes'], overview=result['overview'], plan=result['plan'],
-                     changes=result['changes'], summary=result['summary'])
+                     changes=result['changes'], drift=result['drift'], summary=result['summary'])
 
 
 if __name__ == '__main__':

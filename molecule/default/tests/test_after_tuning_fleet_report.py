@@ -9,7 +9,9 @@ browser-lab after this scenario): the page an operator opens for the lab fleet, 
 Its name sorts it before test_checkpoint_pipeline.py, whose revert tests take the deepspeed_config role's aio
 section and sweep record away: this file reads the fleet as the tune run left it."""
 import csv
+import gzip
 import json
+import lzma
 import os
 import shutil
 
@@ -40,10 +42,12 @@ def _fresh(path):
 
 
 def _nodes(report_json):
+    """The report's summary and {host: node} of its JSON Lines (beside it)."""
     with open(report_json) as handle:
         doc = json.load(handle)
-    assert doc["schema"] == "ai_storage.checkpoint_io.fleet_report" and doc["schema_version"] == 1, doc.keys()
-    return doc, dict((n["host"], n) for n in doc["nodes"])
+    assert doc["schema"] == "ai_storage.checkpoint_io.fleet_report" and doc["schema_version"] == 2, doc.keys()
+    with lzma.open(os.path.join(os.path.dirname(report_json), doc["files"]["nodes"]), "rt", encoding="utf-8") as lines:
+        return doc, dict((n["host"], n) for n in map(json.loads, lines))
 
 
 # Read on the node: its kernel and each namespace's controller serial and queue settings (what the report shows).
@@ -85,8 +89,9 @@ def lab_fleet():
         "fleet_report_verify_dir": verify, "fleet_report_plan": PLAN}), inventory=inventory)
     assert rc == 0 and all(r["unreachable"] == 0 for r in recap.values()), out[-4000:]
     _doc, cached = _nodes(os.path.join(cached_dir, "fleet_report.json"))
-    with open(os.path.join(cached_dir, "fleet_report_drives.csv")) as handle:
-        drive_rows = list(csv.DictReader(handle))
+    with gzip.open(os.path.join(cached_dir, "fleet_report_nodes.csv.gz"), "rt", encoding="utf-8", newline="") as rows:
+        assert sorted(r["host"] for r in csv.DictReader(rows)) == list(NODES)
+    drive_rows = [d for node in cached.values() for d in node["drives"]]
     return {"doc": doc, "live": live, "cached": cached, "cache": cache, "verify": verify, "drive_rows": drive_rows}
 
 
@@ -118,7 +123,8 @@ def test_the_node_as_the_report_shows_it(host, lab_fleet):
     # the depth sweep deepspeed_config ran (depths 1, 4, 16) and the thermal validation's series, per data drive
     assert [p[0] for p in node["curve"]] == [1, 4, 16], node["curve"]
     assert node["sweep_ceiling_mib_s"] > 0 and node["latency_ms"] > 0, node
-    assert len(node["thermal"]) == 2 and all(len(s) >= 2 for s in node["thermal"].values()), node["thermal"]
+    series = node["thermal"]["d"]     # whole degrees: the first, then the changes (fleet_report.thermal_compact)
+    assert len(series) == 2 and all(len(s) >= 2 for s in series.values()), node["thermal"]
     # right after the tune run nothing drifts: "what would tune_checkpoint_nodes.yml change" is nothing
     assert node["drifted"] == 0 and node["drift"] == [], node["drift"]
     assert node["status"] in ("ok", "warning"), (node["status"], node["findings"])

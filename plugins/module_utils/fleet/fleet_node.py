@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import calendar
 import math
 import time
 
@@ -66,6 +67,11 @@ def _size(value):
 
 def _num(value):
     """A number, or the median of a repeats summary ({median, ...}); None otherwise."""
+    kind = type(value)
+    if kind is float:        # the common case first (a fleet's samples): finite floats as they are
+        return value if value - value == 0.0 else None
+    if kind is int:
+        return float(value)
     if isinstance(value, dict):
         value = value.get('median')
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -87,11 +93,23 @@ def _finding(severity, where, message, fix=None, layer=None):
             'fix': fix, 'layer': layer}
 
 
+_TIMES = {}
+
+
 def _parse_time(text):
+    """Seconds of a 'YYYY-MM-DDTHH:MM:SSZ' stamp, or None; the stamps of a fleet repeat (the sections of a node, the
+    nodes of one run): the last few thousand are remembered."""
+    text = str(text)
+    if text in _TIMES:
+        return _TIMES[text]
     try:
-        return time.mktime(time.strptime(str(text), '%Y-%m-%dT%H:%M:%SZ')) - time.timezone
+        value = calendar.timegm(time.strptime(text, '%Y-%m-%dT%H:%M:%SZ'))
     except (ValueError, OverflowError):
-        return None
+        value = None
+    if len(_TIMES) >= 4096:
+        _TIMES.clear()
+    _TIMES[text] = value
+    return value
 
 
 def host_facts(doc):
@@ -127,12 +145,18 @@ def _series(thermal, points=SERIES_POINTS):
     if picked[-1] is not samples[-1]:
         picked.append(samples[-1])
     for sample in picked:
-        t = _num(_dict(sample).get('t'))
-        for name, drive in sorted(_dict(_dict(sample).get('drives')).items()):
-            temp = _num(_dict(drive).get('temp_c'))
-            if t is not None and temp is not None:
-                out.setdefault(str(name), []).append([round(t, 1), round(temp, 1)])
-    return out
+        if not isinstance(sample, dict):
+            continue
+        t = _num(sample.get('t'))
+        drives = sample.get('drives')
+        if t is None or not isinstance(drives, dict):
+            continue
+        t = round(t, 1)
+        for name, drive in drives.items():
+            temp = _num(drive.get('temp_c')) if isinstance(drive, dict) else None
+            if temp is not None:
+                out.setdefault(str(name), []).append([t, round(temp, 1)])
+    return dict(sorted(out.items()))
 
 
 def _drift_value(found, target):

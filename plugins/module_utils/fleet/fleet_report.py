@@ -1,28 +1,38 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The fleet report: one node's facts to a report record (fleet_node.py), the fleet's overview, and the documents (HTML, JSON, CSV,
-the console summary), streamed one node at a time so the memory stays bounded for any fleet size.
+"""The fleet report: one node's facts to a report record (fleet_node.py), the fleet's summary, and the documents,
+streamed one node at a time so that the memory is bounded by a node, not by the fleet.
 
 A node's input is the document ansible's jsonfile fact cache holds for the host (or the same written from live facts
 by the fleet_report role): ``checkpoint_io`` (or ``ansible_checkpoint_io``), the collection's facts; optionally
-``checkpoint_io_verify`` (the verification's report), ``fleet_report_targets`` (the host's own targets) and
-``checkpoint_io_compression`` (compression_readiness.yml's result: the best codec's projected ratio). The records
-of the state store in the facts' ``state`` section give the depth sweep (``depth_sweep``), the thermal time series
-(``thermal_series``) and the baseline.
+``checkpoint_io_plan``, ``checkpoint_io_data_drives``, ``checkpoint_io_verify`` (the verification's report),
+``fleet_report_targets`` (the host's own targets) and ``checkpoint_io_compression`` (compression_readiness.yml's
+result). The records of the state store in the facts' ``state`` section give the depth sweep, the thermal series and
+the baseline.
 
-JSON schema (SCHEMA_VERSION; documented in docs/fleet_report_schema.md): {schema, schema_version, generated_at,
-source, fleet: overview, plan, changes, nodes: [node]}; a node is its row (ROW_KEYS) plus ``drives``, ``drift``,
-``findings``, ``curve``, ``thermal``.
+The build reads and decodes each node's document once (in worker processes where a cache directory is read: the
+build is CPU-bound), writes what does not depend on the other nodes as it goes and keeps per node only a few numbers
+(its bandwidth, data drives, status, counts: arrays of a few bytes a node); the peers' medians, the outliers, the
+worst nodes and the drift groups come from those, and a second streaming pass over a temporary file of the node
+lines writes the rest. Documents (docs/fleet_report_schema.md, SCHEMA_VERSION 2): ``<name>.json`` the summary (fleet,
+plan, changes, drift groups, worst nodes), ``<name>_nodes.jsonl.xz`` one JSON object per node, ``<name>_nodes.csv.gz``
+one row per node, ``<name>.html`` the page (the summary, a node found by name) and ``<name>_data.js`` the page's node
+details, deflated in chunks and decoded in the browser only when a node of the chunk is opened.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import array
 import base64
 import csv
+import gzip
+import heapq
 import io
 import json
+import lzma
+import multiprocessing
 import os
 import re
 import tempfile
@@ -31,7 +41,6 @@ import zlib
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import repeats
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.atomic_file import atomic_output
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.state_store import loads_strict
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet.fleet_node import (
     ROW_KEYS,
     SEVERITIES,
@@ -42,26 +51,32 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet.fle
 )
 
 SCHEMA = 'ai_storage.checkpoint_io.fleet_report'
-SCHEMA_VERSION = 1
-CHUNK = 200                 # node details per compressed chunk in the page
+SCHEMA_VERSION = 2
+CHUNK = 500                 # nodes per compressed chunk of the page's data file
+WORST = 50                  # the worst nodes listed in the summary and on the page
+DRIFT_GROUPS = 100          # drift groups listed (the largest); signatures counted: at most DRIFT_SIGNATURES
+DRIFT_SIGNATURES = 2000     # distinct drift signatures counted one by one; more are counted as one "other" group
+NAMES_LISTED = 1000         # new and gone nodes named in the changes since a previous report (all are counted)
+BATCH = 64                  # cache files per task of a worker process
 CONTROL_RE = re.compile(r'[\x00-\x1f\x7f-\x9f\u2028\u2029]')  # no line break or control character in a CSV cell
 FORMULA_LEADS = ('=', '+', '-', '@')  # a spreadsheet reads a cell starting so as a formula (OWASP: CSV injection)
-
+STATUSES = ('error', 'missing', 'stale', 'warning', 'drift', 'ok')   # worst first
 NODE_CSV = ROW_KEYS
-DRIVE_CSV = ('host', 'name', 'serial', 'model', 'size_bytes', 'os_drive', 'temp_c', 'wctemp_c', 'throttled',
-             'critical_warning', 'scheduler', 'nr_requests', 'read_ahead_kb', 'max_sectors_kb', 'nomerges',
-             'rq_affinity', 'io_queues', 'link', 'drift')
+DRIVE_KEYS = ('name', 'serial', 'model', 'size_bytes', 'os_drive', 'temp_c', 'wctemp_c', 'throttled',
+              'critical_warning', 'scheduler', 'nr_requests', 'read_ahead_kb', 'max_sectors_kb', 'nomerges',
+              'rq_affinity', 'io_queues', 'link', 'drift')
+NAN = float('nan')
 
 
 def median(values):
-    """The median of the measured values (None left out; None when there is none): repeats.median's."""
-    values = [v for v in values if v is not None]
+    """The median of the measured values (None and NaN left out; None when there is none): repeats.median's."""
+    values = [v for v in values if v is not None and v == v]
     return repeats.median(values) if values else None
 
 
 def histogram(values, bins=10):
-    """[[low, high, count], ...] of the values (empty without any)."""
-    values = [v for v in values if v is not None]
+    """[[low, high, count], ...] of the values (None and NaN left out; empty without any)."""
+    values = [v for v in values if v is not None and v == v]
     if not values:
         return []
     low, high = min(values), max(values)
@@ -74,78 +89,19 @@ def histogram(values, bins=10):
     return [[round(low + i * width, 3), round(low + (i + 1) * width, 3), c] for i, c in enumerate(counts)]
 
 
-def overview(rows, outlier_fraction):
-    """The fleet's overview from the rows (and the rows' outlier flags set): a node is an outlier when its checkpoint
-    bandwidth (after tuning, else before) is below ``outlier_fraction`` of the median of its peers, the nodes with as
-    many data drives (a 4-drive node is not slow next to 8-drive nodes)."""
-    bw = [r['bw_after'] if r['bw_after'] is not None else r['bw_before'] for r in rows]
-    med = median(bw)
-    peers = {}
-    for r, value in zip(rows, bw):
-        peers.setdefault(r['data_drives'], []).append(value)
-    peer_median = dict((k, median(v)) for k, v in peers.items())
-    outliers = []
-    for r, value in zip(rows, bw):
-        ref = peer_median.get(r['data_drives'])
-        if ref and value is not None and value < outlier_fraction * ref:
-            r['outlier'] = True
-            r['warnings'] += 1
-            if r['status'] in ('ok', 'drift'):
-                r['status'] = 'warning'
-            outliers.append(r['host'])
-    statuses = {}
-    for r in rows:
-        statuses[r['status']] = statuses.get(r['status'], 0) + 1
-    return {
-        'nodes': len(rows), 'drives': sum(r['data_drives'] for r in rows),
-        'gds_paths': _count(r['gds'] or 'unknown' for r in rows),
-        'status': statuses,
-        'findings': dict((s, sum(r[s + 's'] for r in rows)) for s in SEVERITIES),
-        'drift_nodes': sum(1 for r in rows if r['drifted']),
-        'bandwidth_median_gib_s': med, 'bandwidth_histogram': histogram(bw),
-        'temperature_histogram': histogram([r['temp_max_c'] for r in rows]),
-        'outlier_fraction': outlier_fraction, 'outliers': len(outliers),
-        'throttled_drives': sum(r['throttled'] for r in rows),
-    }
-
-
-def _count(items):
-    out = {}
-    for item in items:
-        out[str(item)] = out.get(str(item), 0) + 1
-    return out
-
-
-def changes(rows, previous):
-    """What changed since a previous report's JSON (its nodes' rows): new and gone nodes, status changes."""
-    if not previous:
-        return None
-    before = dict((n.get('host'), n) for n in _list(_dict(previous).get('nodes')) if isinstance(n, dict))
-    now = dict((r['host'], r) for r in rows)
-    status = []
-    for host in sorted(set(before) & set(now)):
-        if before[host].get('status') != now[host]['status'] or before[host].get('drifted') != now[host]['drifted']:
-            status.append({'host': host, 'status_before': before[host].get('status'), 'status': now[host]['status'],
-                           'drifted_before': before[host].get('drifted'), 'drifted': now[host]['drifted']})
-    return {'previous_generated_at': _dict(previous).get('generated_at'), 'new_nodes': sorted(set(now) - set(before)),
-            'gone_nodes': sorted(set(before) - set(now)), 'changed': status}
-
-
-def fleet_plan(rows, plan_args):
+def fleet_plan(plan_args, ceilings, latencies, slowest_before, slowest_after):
     """The planner over the fleet's measurements: the median sweep ceiling and latency, the slowest node now and
-    tuned. None without plan arguments or measurements; {error} when the planner refuses them."""
+    tuned (GiB/s). None without plan arguments; {error} when the planner refuses them."""
     from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet import planner
     args = dict(_dict(plan_args))
     if not args.get('checkpoint'):
         return None
-    args.setdefault('drive_mib_s', median([r['sweep_ceiling_mib_s'] for r in rows]))
-    args.setdefault('latency_ms', median([r['latency_ms'] for r in rows]))
-    before = [r['bw_before'] for r in rows if r['bw_before']]
-    after = [r['bw_after'] for r in rows if r['bw_after']]
-    if before:
-        args.setdefault('now_mib_s', min(before) * 1024)
-    if after:
-        args.setdefault('tuned_mib_s', min(after) * 1024)
+    args.setdefault('drive_mib_s', median(ceilings))
+    args.setdefault('latency_ms', median(latencies))
+    if slowest_before is not None:
+        args.setdefault('now_mib_s', slowest_before * 1024)
+    if slowest_after is not None:
+        args.setdefault('tuned_mib_s', slowest_after * 1024)
     if args.get('drive_mib_s') is None or args.get('latency_ms') is None:
         return {'error': 'no depth sweep in the facts: give drive_mib_s and latency_ms'}
     checkpoint = args.pop('checkpoint')
@@ -157,7 +113,6 @@ def fleet_plan(rows, plan_args):
     return result
 
 
-# ---------------------------------------------------------------------------------------------------------- docs
 def _compact(value):
     return json.dumps(value, separators=(',', ':'), sort_keys=True, allow_nan=False)
 
@@ -168,46 +123,113 @@ def _script_json(value):
             .replace(u'\u2028', '\\u2028').replace(u'\u2029', '\\u2029'))
 
 
-def detail_of(record):
-    """What the page loads when a node opens: compact arrays."""
+def thermal_compact(series):
+    """A node's thermal series ({drive: [[t, temp_c], ...]}) as the page carries it: {t: [s], d: {drive: [first
+    whole degree, then the change from the sample before]}} - the drives' samples share their times, and an NVMe
+    drive reports whole kelvins, so whole degrees lose nothing it measured and their changes compress well."""
+    names = sorted(series)
+    if not names:
+        return {}
+    times = [p[0] for p in series[names[0]]]
+    out = {'t': [int(round(t)) for t in times], 'd': {}}
+    for name in names:
+        temps = [int(round(p[1])) for p in series[name]]
+        out['d'][name] = temps[:1] + [b - a for a, b in zip(temps, temps[1:])]
+    return out
+
+
+def detail_of(record, thermal=None):
+    """What the page loads when a node opens: compact arrays (drives in DRIVE_KEYS order without
+    critical_warning, drift, findings, the depth curve, the thermal series of thermal_compact: ``thermal`` where the
+    caller has it)."""
     return {'d': [[d['name'], d['serial'], d['model'], d['size_bytes'], d['os_drive'], d['temp_c'], d['wctemp_c'],
                    d['throttled'], d['scheduler'], d['nr_requests'], d['read_ahead_kb'], d['max_sectors_kb'],
                    d['nomerges'], d['rq_affinity'], d['io_queues'], d['link'], d['drift']] for d in record['drives']],
             'x': [[x['layer'], x['item'], x['setting'], x['found'], x['target']] for x in record['drift']],
             'f': [[f['severity'], f['device'], f['message'], f['fix']] for f in record['findings']],
-            'c': record['curve'], 't': record['thermal']}
+            'c': record['curve'], 't': thermal_compact(record['thermal']) if thermal is None else thermal}
+
+
+def drift_signature(drift):
+    """What a node's drift is, for grouping nodes that drifted the same way: the sorted distinct (layer, setting,
+    found, target) of its drifted settings (the drive or file names left out)."""
+    return sorted(set((str(x['layer']), str(x['setting']), str(x['found']), str(x['target'])) for x in drift))
+
+
+def cache_entries(cache_dir, prefix=''):
+    """(host, file name) of every host of a jsonfile fact cache (2.19's s1_<host> files, or the older plain <host>
+    files; where a host has both, the first in name order), in host order. Only the names are held."""
+    cut = len(prefix)
+
+    def host_of(name):
+        host = name[cut:]
+        return host[3:] if host.startswith('s1_') else host
+    names = [name for name in os.listdir(cache_dir) if not name.startswith('.') and name.startswith(prefix)]
+    names.sort(key=lambda name: (host_of(name), name))
+    last = None
+    for name in names:
+        host = host_of(name)
+        if host == last or not os.path.isfile(os.path.join(cache_dir, name)):
+            continue
+        last = host
+        yield host, name
+
+
+def _loads(text):
+    """A cache file's JSON: NaN, Infinity and a number beyond a float's range (1e999) refused, as
+    state_store.loads_strict does (the last only checked in a document with a three-digit exponent); its other
+    checks (a key twice in one object, which ansible's encoder never writes; the digits of a number, bounded by
+    Python's own int limit here) cost three times the decoding on a fleet's facts."""
+    if _BIG_EXPONENT.search(text):
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    return json.loads(text, parse_constant=_no_constant)
+
+
+_BIG_EXPONENT = re.compile(r'[0-9.][eE]\+?[0-9]{3}')   # only such a number can be beyond a float's range
+
+
+def _no_constant(name):
+    raise ValueError('%s is not a JSON number' % name)
+
+
+def _finite_float(text):
+    value = float(text)
+    if value in (float('inf'), float('-inf')):
+        raise ValueError('%s is out of range for a number' % text)
+    return value
+
+
+def read_cache_file(path, name):
+    """The document of one cache file (its __payload__ where it has one), or {__unreadable__, __why__}."""
+    with open(path, 'rb') as handle:
+        try:
+            doc = _loads(handle.read().decode('utf-8'))
+        except ValueError as exc:
+            return {'__unreadable__': name, '__why__': str(exc)}
+    if isinstance(doc, dict) and '__payload__' in doc:
+        payload = doc['__payload__']
+        try:
+            doc = _loads(payload) if isinstance(payload, str) else payload
+        except ValueError as exc:
+            doc = {'__unreadable__': name, '__why__': str(exc)}
+    return doc
 
 
 def iter_cache(cache_dir, prefix=''):
-    """(host, document) of every host of a jsonfile fact cache (2.19's s1_<host> files with a __payload__, or the
-    older plain <host> files), in name order, one file in memory at a time."""
-    names = sorted(os.listdir(cache_dir))
-    seen = set()
-    for name in names:
-        if name.startswith('.') or not name.startswith(prefix):
-            continue
-        path = os.path.join(cache_dir, name)
-        if not os.path.isfile(path):
-            continue
-        host = name[len(prefix):]
-        if host.startswith('s1_'):
-            host = host[3:]
-        if host in seen:
-            continue
-        seen.add(host)
-        with open(path, 'rb') as handle:
-            try:
-                doc = loads_strict(handle.read().decode('utf-8'))
-            except ValueError as exc:
-                yield host, {'__unreadable__': name, '__why__': str(exc)}
-                continue
-        if isinstance(doc, dict) and '__payload__' in doc:
-            payload = doc['__payload__']
-            try:
-                doc = loads_strict(payload) if isinstance(payload, str) else payload
-            except ValueError as exc:
-                doc = {'__unreadable__': name, '__why__': str(exc)}
-        yield host, doc
+    """(host, document) of every host of a jsonfile fact cache, in host order, one file in memory at a time."""
+    for host, name in cache_entries(cache_dir, prefix):
+        yield host, read_cache_file(os.path.join(cache_dir, name), name)
+
+
+class CacheSource(object):
+    """A jsonfile fact cache directory as the build's input: its files are read and decoded by worker processes."""
+
+    def __init__(self, cache_dir, prefix=''):
+        self.cache_dir = cache_dir
+        self.prefix = prefix
+
+    def __iter__(self):
+        return iter_cache(self.cache_dir, self.prefix)
 
 
 def csv_cell(value):
@@ -270,79 +292,382 @@ def _record(host, doc, targets, now, stale_hours, verify_dir, compression_dir):
     return record
 
 
+# ------------------------------------------------------------------------------------------ one node, anywhere
+def node_line(host, doc, ctx):
+    """One node as the build's first pass keeps it: a line of the temporary file (the row as a list in ROW_KEYS
+    order, the drift signature, the node's JSON Lines object without its row, the page's detail; tab-separated:
+    compact JSON holds no tab) and its CSV rows of drives. A document that breaks the reader fails only its node."""
+    try:
+        return _line(_record(host, doc, ctx['targets'], ctx['now'], ctx['stale_hours'], ctx['verify_dir'],
+                             ctx['compression_dir']))
+    except Exception as exc:  # pylint: disable=broad-except
+        # a node's document is data the node controls: one that breaks the reader fails that node
+        return _line(failed_record(host, exc))
+
+
+def _line(record):
+    row = record['row']
+    thermal = thermal_compact(record['thermal'])
+    rest = {'drives': record['drives'], 'drift': record['drift'], 'findings': record['findings'],
+            'curve': record['curve'], 'thermal': thermal}
+    return '\t'.join((_compact([row[k] for k in ROW_KEYS]), _compact(drift_signature(record['drift'])),
+                      _compact(rest), _compact(detail_of(record, thermal)))) + '\n'
+
+
+_WORKER = {}
+
+
+def _worker_init(ctx):
+    _WORKER.clear()
+    _WORKER.update(ctx)
+
+
+def _worker_batch(batch):
+    """A worker process's task: the lines of a batch of (host, cache file name)."""
+    return [node_line(host, read_cache_file(os.path.join(_WORKER['cache_dir'], name), name), _WORKER)
+            for host, name in batch]
+
+
+def _batches(entries, size):
+    batch = []
+    for entry in entries:
+        batch.append(entry)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _node_lines(nodes, ctx, workers):
+    """The first pass's lines, in input order: worker processes over a CacheSource where more than one worker is
+    asked for, else this process."""
+    if isinstance(nodes, CacheSource) and workers > 1:
+        pool = multiprocessing.get_context('fork').Pool(workers, _worker_init, (dict(ctx, cache_dir=nodes.cache_dir),))
+        try:
+            for lines in pool.imap(_worker_batch, _batches(cache_entries(nodes.cache_dir, nodes.prefix), BATCH)):
+                for line in lines:
+                    yield line
+        finally:
+            pool.terminate()
+            pool.join()
+        return
+    for host, doc in nodes:
+        yield node_line(host, doc, ctx)
+
+
+# ------------------------------------------------------------------------------------------------ the fleet
+class _Fleet(object):
+    """What the build keeps per node between its passes: a few numbers in arrays (no dict, no string per node)."""
+
+    def __init__(self):
+        self.bw = array.array('d')          # after tuning, else before (NaN: not measured)
+        self.drives = array.array('i')      # data drives
+        self.status = bytearray()           # STATUSES index
+        self.temp = array.array('d')
+        self.ceiling = array.array('d')
+        self.latency = array.array('d')
+        self.slowest = [None, None]         # the lowest bw_before, bw_after
+        self.drift_groups = {}              # signature (JSON) -> [nodes, drifted settings, first hosts]
+        self.drift_other = 0
+        self.sorted = True
+        self.first_hosts = []               # per chunk: its first host
+        self.last_host = None
+
+    def add(self, index, row, signature_json):
+        get = dict(zip(ROW_KEYS, row)).get
+        bw = get('bw_after') if get('bw_after') is not None else get('bw_before')
+        self.bw.append(NAN if bw is None else float(bw))
+        self.drives.append(int(get('data_drives') or 0))
+        self.status.append(STATUSES.index(get('status')) if get('status') in STATUSES else 0)
+        for values, key in ((self.temp, 'temp_max_c'), (self.ceiling, 'sweep_ceiling_mib_s'),
+                            (self.latency, 'latency_ms')):
+            values.append(NAN if get(key) is None else float(get(key)))
+        for i, key in enumerate(('bw_before', 'bw_after')):
+            value = get(key)
+            if value and (self.slowest[i] is None or value < self.slowest[i]):
+                self.slowest[i] = value
+        host = get('host')
+        if index % CHUNK == 0:
+            self.first_hosts.append(host)
+        if self.last_host is not None and host < self.last_host:
+            self.sorted = False
+        self.last_host = host
+        if get('drifted'):
+            group = self.drift_groups.get(signature_json)
+            if group is None and len(self.drift_groups) >= DRIFT_SIGNATURES:
+                self.drift_other += 1
+            elif group is None:
+                self.drift_groups[signature_json] = [1, get('drifted'), [host]]
+            else:
+                group[0] += 1
+                group[1] += get('drifted')
+                if len(group[2]) < 5:
+                    group[2].append(host)
+
+    def outliers(self, fraction):
+        """A bytearray: 1 where the node's bandwidth is below ``fraction`` of the median of its peers (the nodes
+        with as many data drives: a 4-drive node is not slow next to 8-drive nodes)."""
+        peers = {}
+        for drives, value in zip(self.drives, self.bw):
+            if value == value:
+                peers.setdefault(drives, array.array('d')).append(value)
+        reference = dict((drives, median(values)) for drives, values in peers.items())
+        del peers
+        flags = bytearray(len(self.bw))
+        for i, (drives, value) in enumerate(zip(self.drives, self.bw)):
+            ref = reference.get(drives)
+            if ref and value == value and value < fraction * ref:
+                flags[i] = 1
+        return flags
+
+    def groups(self):
+        ranked = sorted(self.drift_groups.items(), key=lambda item: (-item[1][0], item[0]))[:DRIFT_GROUPS]
+        out = [{'settings': [dict(zip(('layer', 'setting', 'found', 'target'), s)) for s in json.loads(sig)],
+                'nodes': count, 'drifted_settings': drifted, 'hosts': hosts} for sig, (count, drifted, hosts) in ranked]
+        return {'groups': out, 'signatures': len(self.drift_groups), 'other_nodes': self.drift_other}
+
+
+def _rank(row):
+    """The worst first: errors, warnings, drifted settings (more is worse), then the lower bandwidth, the name."""
+    return (-row['errors'], -row['warnings'], -row['drifted'], row['bw_after'] or 0, row['host'])
+
+
+class _Worst(object):
+    """The WORST worst rows, kept in a heap of WORST entries while the rows stream by."""
+
+    def __init__(self):
+        self.heap = []
+        self.count = 0
+
+    def add(self, row):
+        if not (row['errors'] or row['warnings'] or row['drifted']):
+            return
+        self.count += 1
+        key = _Inverted(_rank(row))
+        if len(self.heap) < WORST:
+            heapq.heappush(self.heap, (key, self.count, row))
+        elif key > self.heap[0][0]:
+            heapq.heapreplace(self.heap, (key, self.count, row))
+
+    def rows(self):
+        return [row for _key, _n, row in sorted(self.heap, key=lambda item: _rank(item[2]))]
+
+
+class _Inverted(object):
+    """A key whose order is the reverse of the wrapped one's (a min-heap that keeps the smallest ranks)."""
+    __slots__ = ('key',)
+
+    def __init__(self, key):
+        self.key = key
+
+    def __lt__(self, other):
+        return self.key > other.key
+
+    def __gt__(self, other):
+        return self.key < other.key
+
+
+def read_previous(path):
+    """A previous report's nodes as {generated_at, nodes: {host: [status, drifted]}} (its summary JSON beside its
+    nodes' JSON Lines, or a schema 1 report's JSON), or None where there is none."""
+    if not path or not os.path.isfile(path):
+        return None
+    with io.open(path, encoding='utf-8') as handle:
+        summary = json.load(handle)
+    if not isinstance(summary, dict):
+        raise ValueError('not a JSON object')
+    nodes = {}
+    if isinstance(summary.get('nodes'), list):          # schema 1: the nodes inside
+        for node in summary['nodes']:
+            if isinstance(node, dict):
+                nodes[str(node.get('host'))] = [node.get('status'), node.get('drifted')]
+    else:
+        lines = os.path.join(os.path.dirname(path), _dict(summary.get('files')).get('nodes') or '')
+        if not os.path.isfile(lines):
+            raise ValueError('its nodes file %s is not there' % lines)
+        with lzma.open(lines, 'rt', encoding='utf-8') as handle:
+            for line in handle:
+                node = json.loads(line)
+                nodes[str(node.get('host'))] = [node.get('status'), node.get('drifted')]
+    return {'generated_at': summary.get('generated_at'), 'nodes': nodes}
+
+
+class _Changes(object):
+    """What changed since a previous report, compared node by node as the rows stream by."""
+
+    def __init__(self, previous):
+        self.previous = previous
+        self.seen = set() if previous else None
+        self.new, self.changed, self.new_count = [], [], 0
+
+    def add(self, row):
+        if not self.previous:
+            return
+        host = row['host']
+        before = self.previous['nodes'].get(host)
+        if before is None:
+            self.new_count += 1
+            if len(self.new) < NAMES_LISTED:
+                self.new.append(host)
+            return
+        self.seen.add(host)
+        if (before[0] != row['status'] or before[1] != row['drifted']) and len(self.changed) < NAMES_LISTED:
+            self.changed.append({'host': host, 'status_before': before[0], 'status': row['status'],
+                                 'drifted_before': before[1], 'drifted': row['drifted']})
+
+    def result(self):
+        if not self.previous:
+            return None
+        gone = sorted(host for host in self.previous['nodes'] if host not in self.seen)
+        return {'previous_generated_at': self.previous.get('generated_at'), 'new_nodes': sorted(self.new),
+                'new_count': self.new_count, 'gone_nodes': gone[:NAMES_LISTED], 'gone_count': len(gone),
+                'changed': self.changed}
+
+
+def _deflate(text):
+    """Raw DEFLATE (the browser's 'deflate-raw'), base64."""
+    comp = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return base64.b64encode(comp.compress(text.encode('utf-8')) + comp.flush()).decode('ascii')
+
+
+def pack_chunk(entries):
+    """A chunk of the page's data file from [(row list, detail), ...]: column by column (DEFLATE's 32 KiB window
+    then sees a column's like values side by side: a quarter smaller than node by node) -
+    {r: [the column of each row key], nd: [drives a node], d: [the column of each drive field, all the chunk's
+    drives], nc: [curve points a node], c: [depths, MiB/s, ms], x, f, t: [a node's drift, findings, thermal]}."""
+    rows = [row for row, _detail in entries]
+    details = [detail for _row, detail in entries]
+    drives = [drive for detail in details for drive in detail['d']]
+    points = [point for detail in details for point in detail['c']]
+    return {'r': [list(column) for column in zip(*rows)], 'nd': [len(detail['d']) for detail in details],
+            'd': [list(column) for column in zip(*drives)], 'nc': [len(detail['c']) for detail in details],
+            'c': [list(column) for column in zip(*points)], 'x': [detail['x'] for detail in details],
+            'f': [detail['f'] for detail in details], 't': [detail['t'] for detail in details]}
+
+
+def unpack_chunk(packed):
+    """pack_chunk's inverse (the page's unpack() does the same): [(row list, detail), ...]."""
+    out, drive_at, point_at = [], 0, 0
+    for i, (drives, points) in enumerate(zip(packed['nd'], packed['nc'])):
+        detail = {'d': [[column[drive_at + j] for column in packed['d']] for j in range(drives)],
+                  'c': [[column[point_at + j] for column in packed['c']] for j in range(points)],
+                  'x': packed['x'][i], 'f': packed['f'][i], 't': packed['t'][i]}
+        drive_at += drives
+        point_at += points
+        out.append(([column[i] for column in packed['r']], detail))
+    return out
+
+
+def _write_chunk(handle, number, entries):
+    handle.write('fleetChunk(%d,"%s");\n' % (number, _deflate(_compact(pack_chunk(entries)))))
+
+
+def paths_of(out_dir, name='fleet_report'):
+    return dict((k, os.path.join(out_dir, name + suffix)) for k, suffix in (
+        ('html', '.html'), ('data', '_data.js'), ('json', '.json'), ('nodes', '_nodes.jsonl.xz'),
+        ('nodes_csv', '_nodes.csv.gz')))
+
+
 def build(nodes, out_dir, name='fleet_report', targets=None, plan_args=None, previous=None, stale_hours=24.0,
           outlier_fraction=0.8, verify_dir=None, now=None, title='Checkpoint I/O fleet report', source=None,
-          compression_dir=None):
-    """Write <name>.html, <name>.json, <name>_nodes.csv, <name>_drives.csv under ``out_dir`` from ``nodes`` (an
-    iterable of (host, document)). Returns {paths, overview, plan, summary (lines), nodes}."""
+          compression_dir=None, workers=1):
+    """Write the report's files (paths_of) under ``out_dir`` from ``nodes``: an iterable of (host, document), or a
+    CacheSource, whose files ``workers`` processes read and decode. ``previous``: read_previous()'s result.
+    Returns {paths, overview, plan, changes, drift, worst, summary (lines), nodes, html_bytes}."""
     from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet import fleet_report_html
     now = now or time.time()
-    paths = dict((k, os.path.join(out_dir, name + suffix)) for k, suffix in (
-        ('html', '.html'), ('json', '.json'), ('nodes_csv', '_nodes.csv'), ('drives_csv', '_drives.csv')))
-    rows, chunks, pending = [], [], []
+    paths = paths_of(out_dir, name)
+    ctx = {'targets': targets, 'now': now, 'stale_hours': stale_hours, 'verify_dir': verify_dir,
+           'compression_dir': compression_dir}
+    fleet = _Fleet()
     # every file through atomic_output (a new file with a random name, O_EXCL, renamed over the report's name):
     # nothing is opened through a name that exists, so a link planted in out_dir is replaced, never followed
-    with tempfile.TemporaryFile('w+', encoding='utf-8', dir=out_dir) as details:
-        with atomic_output(paths['drives_csv'], newline='') as drives_file:
-            drives_csv = csv.writer(drives_file)
-            drives_csv.writerow(DRIVE_CSV)
-            for host, doc in nodes:
-                try:
-                    record = _record(host, doc, targets, now, stale_hours, verify_dir, compression_dir)
-                except Exception as exc:  # pylint: disable=broad-except
-                    # a node's document is data the node controls: one that breaks the reader fails that node
-                    record = failed_record(host, exc)
-                rows.append(record['row'])
-                details.write(_compact({'drives': record['drives'], 'drift': record['drift'],
-                                        'findings': record['findings'], 'curve': record['curve'],
-                                        'thermal': record['thermal']}) + '\n')
-                for d in record['drives']:
-                    drives_csv.writerow(csv_row([host] + [d.get(k) for k in DRIVE_CSV[1:]]))
-                pending.append(detail_of(record))
-                if len(pending) == CHUNK:
-                    chunks.append(_pack(pending))
-                    pending = []
-            if pending:
-                chunks.append(_pack(pending))
-        fleet = overview(rows, outlier_fraction)
-        plan = fleet_plan(rows, plan_args)
-        delta = changes(rows, previous)
-        header = {'schema': SCHEMA, 'schema_version': SCHEMA_VERSION, 'title': title,
-                  'generated_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now)), 'source': source,
-                  'fleet': fleet, 'plan': plan, 'changes': delta}
-        details.seek(0)
-        with atomic_output(paths['json']) as out:
-            text = _compact(header)
-            out.write(text[:-1] + ',"nodes":[')
-            for i, (row, line) in enumerate(zip(rows, details)):
-                node = json.loads(line)
-                node.update(row)
-                out.write((',' if i else '') + _compact(node))
-            out.write(']}\n')
-
-    with atomic_output(paths['nodes_csv'], newline='') as handle:
-        writer = csv.writer(handle)
-        writer.writerow(NODE_CSV)
-        for row in rows:
-            writer.writerow(csv_row([row.get(k) for k in NODE_CSV]))
-
-    page = {'h': header, 'k': list(ROW_KEYS), 'r': [[row[k] for k in ROW_KEYS] for row in rows], 'n': CHUNK}
+    with tempfile.TemporaryFile('w+', encoding='utf-8', dir=out_dir) as lines:
+        count = 0
+        for line in _node_lines(nodes, ctx, workers):
+            lines.write(line)
+            row_json, signature, _rest = line.split('\t', 2)
+            fleet.add(count, json.loads(row_json), signature)
+            count += 1
+        outliers = fleet.outliers(outlier_fraction)
+        lines.seek(0)
+        totals = {'status': dict((s, 0) for s in STATUSES), 'findings': dict((s, 0) for s in SEVERITIES),
+                  'drives': 0, 'drift_nodes': 0, 'throttled_drives': 0, 'gds_paths': {}, 'outliers': 0}
+        worst, delta = _Worst(), _Changes(previous)
+        with atomic_output(paths['nodes'], binary=True) as nodes_file, \
+                atomic_output(paths['nodes_csv'], binary=True) as csv_file, \
+                atomic_output(paths['data']) as data_file:
+            # xz: its window spans many nodes (three quarters of gzip's size here); xzcat, Python's lzma, pandas
+            jsonl = lzma.LZMAFile(nodes_file, mode='wb', format=lzma.FORMAT_XZ, preset=1)
+            csv_gz = gzip.GzipFile(fileobj=csv_file, mode='wb', compresslevel=6, mtime=0)
+            csv_text = io.TextIOWrapper(csv_gz, encoding='utf-8', newline='')
+            writer = csv.writer(csv_text)
+            writer.writerow(NODE_CSV)
+            data_file.write('/* %s: node details, %d a chunk, column by column, raw DEFLATE + base64 */\n' % (
+                SCHEMA, CHUNK))
+            chunk = []
+            for i, line in enumerate(lines):
+                row_json, _signature, rest, detail = line.rstrip('\n').split('\t')
+                row = dict(zip(ROW_KEYS, json.loads(row_json)))
+                if outliers[i]:
+                    row['outlier'] = True
+                    row['warnings'] += 1
+                    totals['outliers'] += 1
+                    if row['status'] in ('ok', 'drift'):
+                        row['status'] = 'warning'
+                totals['status'][row['status']] = totals['status'].get(row['status'], 0) + 1
+                for severity in SEVERITIES:
+                    totals['findings'][severity] += row[severity + 's'] or 0
+                totals['drives'] += row['data_drives'] or 0
+                totals['drift_nodes'] += 1 if row['drifted'] else 0
+                totals['throttled_drives'] += row['throttled'] or 0
+                gds = str(row['gds'] or 'unknown')
+                totals['gds_paths'][gds] = totals['gds_paths'].get(gds, 0) + 1
+                worst.add(row)
+                delta.add(row)
+                text = _compact(row)
+                jsonl.write((text[:-1] + ',' + rest[1:] + '\n').encode('utf-8'))
+                writer.writerow(csv_row([row.get(k) for k in NODE_CSV]))
+                chunk.append(([row[k] for k in ROW_KEYS], json.loads(detail)))
+                if len(chunk) == CHUNK:
+                    _write_chunk(data_file, i // CHUNK, chunk)
+                    chunk = []
+            if chunk:
+                _write_chunk(data_file, (count - 1) // CHUNK, chunk)
+            csv_text.flush()
+            csv_text.detach()
+            csv_gz.close()
+            jsonl.close()
+    overview = {
+        'nodes': count, 'drives': totals['drives'], 'gds_paths': totals['gds_paths'],
+        'status': dict((k, v) for k, v in totals['status'].items() if v), 'findings': totals['findings'],
+        'drift_nodes': totals['drift_nodes'], 'bandwidth_median_gib_s': median(fleet.bw),
+        'bandwidth_histogram': histogram(fleet.bw), 'temperature_histogram': histogram(fleet.temp),
+        'outlier_fraction': outlier_fraction, 'outliers': totals['outliers'],
+        'throttled_drives': totals['throttled_drives']}
+    plan = fleet_plan(plan_args, fleet.ceiling, fleet.latency, fleet.slowest[0], fleet.slowest[1])
+    changes = delta.result()
+    drift = fleet.groups()
+    worst_rows = worst.rows()
+    summary = {'schema': SCHEMA, 'schema_version': SCHEMA_VERSION, 'title': title,
+               'generated_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now)), 'source': source,
+               'files': dict((k, os.path.basename(v)) for k, v in paths.items() if k != 'json'),
+               'row_keys': list(ROW_KEYS), 'fleet': overview, 'plan': plan, 'changes': changes, 'drift': drift,
+               'worst': worst_rows, 'worst_count': worst.count}
+    with atomic_output(paths['json']) as out:
+        out.write(_compact(summary) + '\n')
+    page = dict(summary, chunks={'size': CHUNK, 'first': fleet.first_hosts, 'sorted': fleet.sorted,
+                                 'file': os.path.basename(paths['data'])})
     with atomic_output(paths['html']) as out:
-        out.write(fleet_report_html.render(title, _script_json(_compact(page)), chunks))
-    lines = summary_lines(fleet, rows, plan, delta)
-    return {'paths': paths, 'overview': fleet, 'plan': plan, 'changes': delta, 'summary': lines,
-            'nodes': len(rows), 'html_bytes': os.path.getsize(paths['html'])}
+        out.write(fleet_report_html.render(title, _script_json(_compact(page)), os.path.basename(paths['data'])))
+    lines = summary_lines(overview, worst_rows, plan, changes, drift)
+    return {'paths': paths, 'overview': overview, 'plan': plan, 'changes': changes, 'drift': drift,
+            'worst': worst_rows, 'summary': lines, 'nodes': count, 'html_bytes': os.path.getsize(paths['html'])}
 
 
-def _pack(details):
-    """One chunk of node details: compact JSON, deflated (raw DEFLATE, the browser's 'deflate-raw'), base64."""
-    raw = _compact(details).encode('utf-8')
-    comp = zlib.compressobj(9, zlib.DEFLATED, -15)
-    return base64.b64encode(comp.compress(raw) + comp.flush()).decode('ascii')
-
-
-def summary_lines(fleet, rows, plan=None, delta=None, worst=5):
-    """The console summary: counts, the worst nodes, the plan's line."""
+def summary_lines(fleet, worst_rows, plan=None, delta=None, drift=None, worst=5):
+    """The console summary: counts, the worst nodes, the largest drift group, the plan's line."""
     lines = ['%d nodes, %d data drives; status: %s' % (fleet['nodes'], fleet['drives'], ', '.join(
         '%s %d' % (k, v) for k, v in sorted(fleet['status'].items()))),
         'findings: %s; drift on %d nodes; %d outliers below %d%% of the median %s GiB/s; %d throttled drives' % (
@@ -351,24 +676,17 @@ def summary_lines(fleet, rows, plan=None, delta=None, worst=5):
             round(fleet['bandwidth_median_gib_s'], 3) if fleet['bandwidth_median_gib_s'] else 'n/a',
             fleet['throttled_drives']),
         'GDS paths: %s' % ', '.join('%s %d' % kv for kv in sorted(fleet['gds_paths'].items()))]
-    ranked = sorted(rows, key=lambda r: (-r['errors'], -r['warnings'], -r['drifted'], r['bw_after'] or 0, r['host']))
-    bad = [r for r in ranked if r['errors'] or r['warnings'] or r['drifted']][:worst]
-    for r in bad:
+    for r in worst_rows[:worst]:
         lines.append('worst: %s %s (%d errors, %d warnings, %d drifted settings%s)' % (
             r['host'], r['status'], r['errors'], r['warnings'], r['drifted'],
             (', %s GiB/s' % r['bw_after']) if r['bw_after'] is not None else ''))
+    if drift and drift['groups']:
+        group = drift['groups'][0]
+        lines.append('drift: %d groups; the largest, %d nodes: %s' % (drift['signatures'], group['nodes'], '; '.join(
+            '%s %s %s -> %s' % (s['layer'], s['setting'], s['found'], s['target']) for s in group['settings'][:3])))
     if plan:
         lines.append('plan: %s' % (plan.get('line') or plan.get('error')))
     if delta:
-        lines.append('since %s: %d new, %d gone, %d changed' % (delta['previous_generated_at'],
-                                                                len(delta['new_nodes']), len(delta['gone_nodes']),
-                                                                len(delta['changed'])))
+        lines.append('since %s: %d new, %d gone, %d changed' % (delta['previous_generated_at'], delta['new_count'],
+                                                                delta['gone_count'], len(delta['changed'])))
     return lines
-
-
-def read_previous(path):
-    """A previous report's JSON (its header and rows), or None where there is none."""
-    if not path or not os.path.isfile(path):
-        return None
-    with io.open(path, encoding='utf-8') as handle:
-        return json.load(handle)

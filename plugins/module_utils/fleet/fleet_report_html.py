@@ -1,11 +1,14 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The fleet report's page: one self-contained HTML file (no network fetch; works opened from disk).
+"""The fleet report's page: one HTML file that opens from disk (no network fetch) with the fleet's summary - the
+overview, the worst nodes, the drift groups - and a node found by name.
 
-The rows and the overview are one compact JSON document in a <script type="application/json">; each node's details
-(drives, drift, findings, depth curve, thermal series) are in chunks of CHUNK nodes, raw-deflated and base64'd in
-<script type="application/octet-stream"> elements, decoded (DecompressionStream) only when a node of the chunk is
-opened. Every value reaches the page through textContent or SVG attributes set by DOM calls, never as markup.
+The summary is one compact JSON document in a <script type="application/json">, with the first host of each chunk of
+the data file beside the page (<name>_data.js: each chunk of CHUNK nodes packed column by column, raw-deflated and base64'd in a call
+of fleetChunk). The data file is loaded (a <script src>, which a page opened from disk may load) when a node is first
+looked up, and a chunk decoded (DecompressionStream) only when a node of it is opened: the page opens in the time of
+its summary, whatever the fleet's size. Every value reaches the page through textContent or SVG attributes set by
+DOM calls, never as markup.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -33,10 +36,8 @@ user-select:none}tr.node:hover{background:#eef4ff;cursor:pointer}.s-error{color:
 JS = u"""
 (function(){
 'use strict';
-var DATA=JSON.parse(document.getElementById('fleet-data').textContent);
-var KEYS=DATA.k, H=DATA.h, ROWS=DATA.r.map(function(a){var o={};KEYS.forEach(function(k,i){o[k]=a[i];});return o;});
-ROWS.forEach(function(r,i){r._i=i;});
-var PAGE=50, state={sort:'status',dir:1,page:0,q:'',status:''}, cache={};
+var H=JSON.parse(document.getElementById('fleet-data').textContent);
+var KEYS=H.row_keys, C=H.chunks;
 var SVGNS='http://www.w3.org/2000/svg';
 function el(tag,text,cls){var e=document.createElement(tag);if(text!==undefined&&text!==null)e.textContent=String(text);
  if(cls)e.className=cls;return e;}
@@ -75,45 +76,89 @@ function bars(host,hist,label){
  s.appendChild(svg('text',{x:W-60,y:Hh-12,'font-size':11},fmt(hist[hist.length-1][1])));
  host.appendChild(s);
 }
-function filtered(){
- var q=state.q.toLowerCase(),st=state.status;
- var out=ROWS.filter(function(r){if(st&&r.status!==st)return false;if(!q)return true;
-  return (r.host+' '+r.status+' '+(r.gds||'')+' '+(r.kernel||'')).toLowerCase().indexOf(q)>=0;});
- var k=state.sort,d=state.dir;
- out.sort(function(a,b){var x=a[k],y=b[k];if(k==='status'){x=RANK[x];y=RANK[y];}
-  if(x===y)return a.host<b.host?-1:a.host>b.host?1:0;if(x===null||x===undefined)return 1;if(y===null||y===undefined)return -1;
-  return (x<y?-1:1)*d;});
- return out;
-}
 var COLS=[['host','node'],['status','status'],['data_drives','drives'],['gds','GDS path'],['temp_max_c','max \u00b0C'],
  ['throttled','throttled'],['bw_before','before GiB/s'],['bw_after','after GiB/s'],['ratio','ratio'],['errors','errors'],
  ['warnings','warnings'],['drifted','drift'],['outlier','outlier'],['compression_ratio','compression'],
  ['age_h','age h']];
-function table(){
- var rows=filtered(),pages=Math.max(1,Math.ceil(rows.length/PAGE));if(state.page>=pages)state.page=pages-1;
- var t=document.getElementById('nodes'),head=el('tr');t.textContent='';
- COLS.forEach(function(c){var th=el('th',c[1]+(state.sort===c[0]?(state.dir>0?' \u25b2':' \u25bc'):''));
-  th.dataset.key=c[0];th.addEventListener('click',function(){if(state.sort===c[0])state.dir=-state.dir;else{state.sort=c[0];
-  state.dir=1;}table();});head.appendChild(th);});
+function rowTable(t,rows){
+ t.textContent='';var head=el('tr');COLS.forEach(function(c){head.appendChild(el('th',c[1]));});
  var thead=el('thead');thead.appendChild(head);t.appendChild(thead);var tb=el('tbody');
- rows.slice(state.page*PAGE,(state.page+1)*PAGE).forEach(function(r){var tr=el('tr',null,'node');tr.dataset.index=r._i;
+ rows.forEach(function(r){var tr=el('tr',null,'node');
   COLS.forEach(function(c){var td=el('td',c[0]==='outlier'?(r.outlier?'yes':''):fmt(r[c[0]]));
    if(c[0]==='status')td.className='s-'+r.status;tr.appendChild(td);});
-  tr.addEventListener('click',function(){open(r._i);});tb.appendChild(tr);});
+  tr.addEventListener('click',function(){find(r.host);});tb.appendChild(tr);});
  t.appendChild(tb);
- document.getElementById('pageinfo').textContent='page '+(state.page+1)+' of '+pages+' ('+rows.length+' nodes)';
+}
+function worst(){
+ rowTable(document.getElementById('worst'),H.worst);
+ document.getElementById('worstinfo').textContent=H.worst_count?('the '+H.worst.length+' worst of '+H.worst_count+
+  ' nodes with an error, a warning or drift'):'no node has an error, a warning or drift';
+}
+function drift(){
+ var t=document.getElementById('drift'),D=H.drift;t.textContent='';
+ var head=el('tr');['nodes','drifted settings','found \u2192 target','nodes, first of them'].forEach(function(x){
+  head.appendChild(el('th',x));});t.appendChild(head);
+ D.groups.forEach(function(g){var tr=el('tr',null,'group');tr.appendChild(el('td',g.nodes));
+  tr.appendChild(el('td',g.drifted_settings));var what=el('td');
+  g.settings.forEach(function(s){what.appendChild(el('div',s.layer+' '+s.setting+': '+s.found+' \u2192 '+s.target));});
+  tr.appendChild(what);var hosts=el('td');
+  g.hosts.forEach(function(h){var a=el('button',h,'host');a.addEventListener('click',function(){find(h);});
+   hosts.appendChild(a);});tr.appendChild(hosts);t.appendChild(tr);});
+ document.getElementById('driftinfo').textContent=D.groups.length?(D.signatures+' ways of drifting over '+
+  H.fleet.drift_nodes+' nodes'+(D.other_nodes?' ('+D.other_nodes+' nodes in ways past the first '+D.signatures+
+  ')':'')+'; the largest '+D.groups.length+' below'):'no node has drifted';
+}
+var CHUNKS={},DECODED={},loading=null;
+window.fleetChunk=function(n,b64){CHUNKS[n]=b64;};
+function data(){
+ if(loading)return loading;
+ loading=new Promise(function(ok,fail){var s=document.createElement('script');s.src=C.file;
+  s.onload=function(){ok();};s.onerror=function(){fail(new Error('the data file '+C.file+
+   ' beside the page could not be loaded'));};document.body.appendChild(s);});
+ return loading;
 }
 function chunk(n){
- if(cache[n])return cache[n];
- var b64=document.getElementById('chunk-'+n).textContent.trim(),bin=atob(b64),u=new Uint8Array(bin.length);
+ if(DECODED[n])return DECODED[n];
+ var b64=CHUNKS[n];if(b64===undefined)return Promise.reject(new Error('chunk '+n+' is not in '+C.file));
+ var bin=atob(b64),u=new Uint8Array(bin.length);
  for(var i=0;i<bin.length;i++)u[i]=bin.charCodeAt(i);
  var stream=new Blob([u]).stream().pipeThrough(new DecompressionStream('deflate-raw'));
- cache[n]=new Response(stream).text().then(JSON.parse);return cache[n];
+ DECODED[n]=new Response(stream).text().then(JSON.parse).then(unpack);return DECODED[n];
 }
-function open(i){
- var r=ROWS[i];chunk(Math.floor(i/DATA.n)).then(function(list){render(r,list[i%DATA.n]);})
-  .catch(function(e){document.getElementById('detail').textContent='node details could not be decoded: '+e;});
+function unpack(p){
+ // a chunk is packed column by column (fleet_report.pack_chunk): back to [[row list, detail], ...]
+ var out=[],dOff=0,cOff=0;
+ function pick(cols,at){return cols.map(function(col){return col[at];});}
+ for(var i=0;i<p.nd.length;i++){
+  var d=[],c=[];
+  for(var j=0;j<p.nd[i];j++)d.push(pick(p.d,dOff+j));
+  for(j=0;j<p.nc[i];j++)c.push(pick(p.c,cOff+j));
+  dOff+=p.nd[i];cOff+=p.nc[i];
+  out.push([pick(p.r,i),{d:d,c:c,x:p.x[i],f:p.f[i],t:p.t[i]}]);
+ }
+ return out;
 }
+function candidates(host){
+ var n=C.first.length,out=[];if(!n)return out;
+ if(!C.sorted){for(var i=0;i<n;i++)out.push(i);return out;}
+ var lo=0,hi=n-1;while(lo<hi){var mid=(lo+hi+1)>>1;if(C.first[mid]<=host)lo=mid;else hi=mid-1;}
+ return [lo];
+}
+function find(host){
+ var msg=document.getElementById('findinfo');msg.textContent='looking for '+host+'\u2026';
+ data().then(function(){
+  var list=candidates(host);
+  function next(k){
+   if(k>=list.length){msg.textContent=host+': no such node in this report';return;}
+   chunk(list[k]).then(function(nodes){
+    for(var i=0;i<nodes.length;i++){var r=rowOf(nodes[i][0]);if(r.host===host){msg.textContent='';
+     render(r,nodes[i][1]);return;}}
+    next(k+1);});
+  }
+  next(0);
+ }).catch(function(e){msg.textContent='node details could not be loaded: '+e.message;});
+}
+function rowOf(a){var o={};KEYS.forEach(function(k,i){o[k]=a[i];});return o;}
 function grid(head,rows,rowClass){var t=el('table'),h=el('tr');head.forEach(function(x){h.appendChild(el('th',x));});
  t.appendChild(h);rows.forEach(function(r){var tr=el('tr');if(rowClass)tr.className=rowClass(r)||'';
  r.forEach(function(v){tr.appendChild(el('td',fmt(v)));});t.appendChild(tr);});return t;}
@@ -161,12 +206,18 @@ function render(r,d){
  box.appendChild(el('h3','Plots'));var plots=el('div',null,'plots');
  var curve={'bandwidth MiB/s':d.c.map(function(p){return [p[0],p[1]];})};
  var p1=el('div',null,'plot');p1.id='depth-curve';p1.appendChild(line('depth curve (sweep)','queue depth per stream','MiB/s',curve));
- var p2=el('div',null,'plot');p2.id='thermal-series';p2.appendChild(line('thermal series (sustained write)','s','\u00b0C',d.t));
+ var p2=el('div',null,'plot');p2.id='thermal-series';
+ p2.appendChild(line('thermal series (sustained write)','s','\u00b0C',series(d.t)));
  var bw={};if(r.bw_before!==null)bw.before=r.bw_before;if(r.bw_after!==null)bw.after=r.bw_after;
  var p3=el('div',null,'plot');p3.id='bandwidth';
  p3.appendChild(bars2('checkpoint bandwidth before / after (GiB/s)',bw));
  plots.appendChild(p1);plots.appendChild(p2);plots.appendChild(p3);box.appendChild(plots);
  box.scrollIntoView();
+}
+function series(t){
+ var out={};if(!t||!t.d)return out;
+ Object.keys(t.d).forEach(function(k){var v=0;out[k]=t.d[k].map(function(d,i){v+=d;return [t.t[i],v];});});
+ return out;
 }
 function bars2(title,values){
  var W=300,Hh=200,s=svg('svg',{width:W,height:Hh,role:'img'});s.appendChild(svg('title',{},title));
@@ -178,35 +229,32 @@ function bars2(title,values){
   s.appendChild(svg('text',{x:40+i*110,y:Hh-12,'font-size':12},k+' '+fmt(values[k])));});
  return s;
 }
-document.getElementById('filter').addEventListener('input',function(e){state.q=e.target.value;state.page=0;table();});
-document.getElementById('status').addEventListener('change',function(e){state.status=e.target.value;state.page=0;table();});
-document.getElementById('prev').addEventListener('click',function(){if(state.page>0){state.page--;table();}});
-document.getElementById('next').addEventListener('click',function(){state.page++;table();});
+document.getElementById('find').addEventListener('submit',function(e){e.preventDefault();
+ var q=document.getElementById('host').value.trim();if(q)find(q);});
 document.getElementById('generated').textContent='generated '+H.generated_at+(H.source?' from '+H.source:'')+
  ' \u2013 schema '+H.schema+' v'+H.schema_version;
-cards();table();
+cards();worst();drift();
 })();
 """
 
 
-def render(title, page_json, chunks):
-    """The page: ``page_json`` already safe inside <script> (fleet_report._script_json), ``chunks`` base64 text."""
+def render(title, page_json, data_file):
+    """The page: ``page_json`` (the report's summary with the chunks' index) already safe inside <script>
+    (fleet_report._script_json); node details load from ``data_file`` beside it when a node is looked up."""
     parts = [u'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
              u'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-             u'script-src \'unsafe-inline\'; style-src \'unsafe-inline\'; connect-src blob: data:">',
+             u'script-src \'unsafe-inline\' \'self\' file:; style-src \'unsafe-inline\'; connect-src blob: data:">',
              u'<title>%s</title><style>%s</style></head><body>' % (html.escape(title), CSS),
              u'<header><h1>%s</h1><div id="generated"></div></header><main>' % html.escape(title),
              u'<section id="overview"><div class="cards" id="cards"></div><p id="plan"></p><p id="changes"></p>'
              u'<div class="plots"><div class="plot" id="bwplot"></div><div class="plot" id="tplot"></div></div>'
              u'</section>',
-             u'<section><div class="controls"><input id="filter" type="search" placeholder="filter nodes">'
-             u'<select id="status"><option value="">all statuses</option>'
-             + u''.join(u'<option>%s</option>' % s for s in ('error', 'missing', 'stale', 'warning', 'drift', 'ok'))
-             + u'</select><button id="prev">&larr; prev</button><button id="next">next &rarr;</button>'
-             u'<span id="pageinfo"></span></div><table id="nodes"></table></section>',
+             u'<section><h2>Find a node</h2><form id="find" class="controls"><input id="host" type="search" '
+             u'placeholder="node name" autocomplete="off"><button type="submit">show</button>'
+             u'<span id="findinfo" class="muted"></span></form></section>',
+             u'<section><h2>Worst nodes</h2><p id="worstinfo" class="muted"></p><table id="worst"></table></section>',
+             u'<section><h2>Drift groups</h2><p id="driftinfo" class="muted"></p><table id="drift"></table></section>',
              u'<section id="detail" hidden></section></main>',
-             u'<script type="application/json" id="fleet-data">%s</script>\n' % page_json]
-    for i, chunk in enumerate(chunks):
-        parts.append(u'<script type="application/octet-stream" id="chunk-%d">%s</script>\n' % (i, chunk))
-    parts.append(u'<script>%s</script></body></html>\n' % JS)
+             u'<script type="application/json" id="fleet-data">%s</script>\n' % page_json,
+             u'<script>%s</script></body></html>\n' % JS]
     return u''.join(parts)

@@ -618,6 +618,7 @@ MODULES = {
                                 'refuse': {'missing': None, 'file': None, 'long_name': None, 'long_path': None}},
             'stale_hours': {'type': 'float', 'range': (0, 87600), 'accept': {'null': 'the default (24)'}},
             'outlier_fraction': {'type': 'float', 'range': (0, 1), 'accept': {'null': 'the default (0.8)'}},
+            'workers': {'range': (0, 64), 'accept': {'null': 'the default (one per CPU)'}},
         },
     },
     'queue_depth_sweep': {

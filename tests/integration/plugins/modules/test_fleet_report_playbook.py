@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import lzma
 import os
 import subprocess
 import sys
@@ -36,9 +37,16 @@ def _play(tmp_path, extra, env=None, check=False, inventory_text=INVENTORY):
     return run.stdout
 
 
+FILES = ['fleet_report.html', 'fleet_report.json', 'fleet_report_data.js', 'fleet_report_nodes.csv.gz',
+         'fleet_report_nodes.jsonl.xz']
+
+
 def _nodes(path):
+    """{host: node} of the report whose summary is ``path`` (its JSON Lines beside it)."""
     with open(path) as handle:
-        return dict((n['host'], n) for n in json.load(handle)['nodes'])
+        lines = os.path.join(os.path.dirname(path), json.load(handle)['files']['nodes'])
+    with lzma.open(lines, 'rt', encoding='utf-8') as handle:
+        return dict((n['host'], n) for n in map(json.loads, handle))
 
 
 def test_from_a_cache_directory_and_from_cached_facts(tmp_path):
@@ -47,8 +55,7 @@ def test_from_a_cache_directory_and_from_cached_facts(tmp_path):
     out = str(tmp_path / 'direct')
     log = _play(tmp_path, {'fleet_report_source': 'cache', 'fleet_report_cache_dir': cache, 'fleet_report_dir': out})
     assert '2 nodes, 4 data drives' in log and 'worst: node2' in log
-    assert sorted(os.listdir(out)) == ['fleet_report.html', 'fleet_report.json', 'fleet_report_drives.csv',
-                                       'fleet_report_nodes.csv']
+    assert sorted(os.listdir(out)) == FILES
     assert _nodes(os.path.join(out, 'fleet_report.json'))['node2']['drift'] == []   # the cache has no inventory
     # the facts the hosts already have (ansible's jsonfile cache plugin): node2's inventory asks for mq-deadline
     out = str(tmp_path / 'facts')
@@ -61,8 +68,7 @@ def test_from_a_cache_directory_and_from_cached_facts(tmp_path):
     assert [(x['item'], x['found'], x['target']) for x in nodes['node2']['drift']] == [
         ('nvme1n1', 'none', 'mq-deadline'), ('nvme2n1', 'none', 'mq-deadline')]
     # the host documents went to a private directory of the run, removed after: only the report is left
-    assert sorted(os.listdir(out)) == ['fleet_report.html', 'fleet_report.json', 'fleet_report_drives.csv',
-                                       'fleet_report_nodes.csv']
+    assert sorted(os.listdir(out)) == FILES
     assert [n for n in os.listdir(str(scratch)) if n.startswith('fleet_report')] == []
     # a host gone from the inventory since is not in the next report (no document of an earlier run is read)
     _play(tmp_path, {'fleet_report_source': 'facts', 'fleet_report_dir': out},

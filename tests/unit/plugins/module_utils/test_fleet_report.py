@@ -10,8 +10,11 @@ __metaclass__ = type
 
 import base64
 import csv
+import gzip
 import json
+import lzma
 import os
+import re
 import sys
 import zlib
 
@@ -41,6 +44,29 @@ def lab(tmp_path_factory, base):
     return result
 
 
+def _summary(result):
+    with open(result['paths']['json']) as handle:
+        return json.load(handle)
+
+
+def _nodes(result):
+    """{host: node} of the report's JSON Lines."""
+    with lzma.open(result['paths']['nodes'], 'rt', encoding='utf-8') as handle:
+        return dict((node['host'], node) for node in map(json.loads, handle))
+
+
+def _chunks(result):
+    """The page's data file decoded: [[row list, detail], ...] of every chunk, in order."""
+    with open(result['paths']['data']) as handle:
+        text = handle.read()
+    out = []
+    for n, b64 in re.findall(r'^fleetChunk\((\d+),"([A-Za-z0-9+/=]*)"\);$', text, re.M):
+        assert int(n) == len(out) // fr.CHUNK
+        packed = json.loads(zlib.decompress(base64.b64decode(b64), -15))
+        out.extend([row, detail] for row, detail in fr.unpack_chunk(packed))
+    return out
+
+
 def _doc(base, **changes):
     facts = json.loads(json.dumps(base))
     stamp = '2026-12-02T23:00:00Z'
@@ -57,13 +83,13 @@ def _doc(base, **changes):
 def test_lab_fleet_after_a_tune_run(lab):
     fleet = lab['overview']
     assert fleet['nodes'] == 2 and fleet['drives'] == 4 and fleet['throttled_drives'] == 1
-    with open(lab['paths']['json']) as handle:
-        doc = json.load(handle)
-    assert doc['schema'] == 'ai_storage.checkpoint_io.fleet_report' and doc['schema_version'] == 1
-    node2 = [n for n in doc['nodes'] if n['host'] == 'node2'][0]
+    doc = _summary(lab)
+    assert doc['schema'] == 'ai_storage.checkpoint_io.fleet_report' and doc['schema_version'] == 2
+    assert [r['host'] for r in doc['worst']] == ['node2'] and doc['files']['nodes'] == 'fleet_report_nodes.jsonl.xz'
+    node2 = _nodes(lab)['node2']
     assert node2['status'] == 'warning' and node2['throttled'] == 1
     assert any('DATA0002' in f['message'] and f['fix'] for f in node2['findings'])
-    assert node2['curve'] and set(node2['thermal']) == set(['nvme1n1', 'nvme2n1'])
+    assert node2['curve'] and sorted(node2['thermal']['d']) == ['nvme1n1', 'nvme2n1']
     assert node2['data_drives'] == 2 and [d['serial'] for d in node2['drives']] == ['OS0001', 'DATA0001', 'DATA0002']
     assert node2['drifted'] == 0 and node2['drift'] == []
     assert node2['bw_before'] < node2['bw_after'] and node2['ratio'] > 1
@@ -71,24 +97,41 @@ def test_lab_fleet_after_a_tune_run(lab):
     assert any(line.startswith('worst: node2') for line in lab['summary'])
 
 
-def test_csv_has_a_row_per_node_and_per_drive(lab):
-    with open(lab['paths']['nodes_csv']) as handle:
+def test_csv_has_a_row_per_node_and_the_lines_every_drive(lab):
+    with gzip.open(lab['paths']['nodes_csv'], 'rt', encoding='utf-8', newline='') as handle:
         nodes = list(csv.DictReader(handle))
-    with open(lab['paths']['drives_csv']) as handle:
-        drives = list(csv.DictReader(handle))
-    assert [n['host'] for n in nodes] == ['node1', 'node2']
-    assert len(drives) == 6 and set(d['host'] for d in drives) == set(['node1', 'node2'])   # OS drive included
-    assert [d['os_drive'] for d in drives].count('True') == 2
+    assert [n['host'] for n in nodes] == ['node1', 'node2'] and nodes[1]['status'] == 'warning'
+    drives = [d for node in _nodes(lab).values() for d in node['drives']]
+    assert len(drives) == 6 and [d['os_drive'] for d in drives].count(True) == 2   # OS drives included
 
 
-def test_page_is_self_contained_and_its_chunks_decode(lab):
+def test_page_fetches_nothing_and_its_data_file_decodes(lab):
     with open(lab['paths']['html']) as handle:
         page = handle.read()
     assert 'http://' not in page.replace('http://www.w3.org/2000/svg', '') and 'https://' not in page
-    assert '<link' not in page and 'src=' not in page
-    chunk = page.split('id="chunk-0">', 1)[1].split('</script>', 1)[0]
-    details = json.loads(zlib.decompress(base64.b64decode(chunk), -15))
-    assert len(details) == 2 and details[1]['c'] and details[1]['t']
+    assert '<link' not in page and '<script src' not in page and 'fleet_report_data.js' in page
+    details = _chunks(lab)
+    assert [dict(zip(fn.ROW_KEYS, row))['host'] for row, _detail in details] == ['node1', 'node2']
+    thermal = details[1][1]['t']
+    assert details[1][1]['c'] and sorted(thermal['d']) == ['nvme1n1', 'nvme2n1'] and len(thermal['t']) > 2
+    # whole degrees, the first of each drive and then its changes: they add up to the series node_record keeps
+    assert all(isinstance(v, int) for v in thermal['d']['nvme1n1'])
+
+
+def test_a_chunk_packed_column_by_column_unpacks_to_its_nodes(base):
+    records = [fn.node_record('n%d' % i, _doc(base), now=NOW) for i in range(3)]
+    records[1] = fr.failed_record('n1', ValueError('bad'))          # no drives, no curve
+    entries = [([r['row'][k] for k in fn.ROW_KEYS], fr.detail_of(r)) for r in records]
+    packed = fr.pack_chunk(entries)
+    assert packed['nd'] == [len(records[0]['drives']), 0, len(records[2]['drives'])] and packed['nc'][1] == 0
+    assert fr.unpack_chunk(json.loads(fr._compact(packed))) == [   # pylint: disable=protected-access
+        (list(row), json.loads(fr._compact(detail))) for row, detail in entries]   # pylint: disable=protected-access
+
+
+def test_thermal_series_compact_adds_up():
+    series = {'b': [[0.0, 40.2], [2.0, 41.7], [4.0, 41.4]], 'a': [[0.0, 38.0], [2.0, 39.0], [4.0, 45.0]]}
+    assert fr.thermal_compact(series) == {'t': [0, 2, 4], 'd': {'a': [38, 1, 6], 'b': [40, 2, -1]}}
+    assert fr.thermal_compact({}) == {}
 
 
 def test_drift_names_found_and_target(base):
@@ -125,8 +168,7 @@ def test_missing_stale_and_unreadable_nodes(base, tmp_path):
     hosts = dict(fr.iter_cache(str(cache)))
     assert sorted(hosts) == ['broken', 'plain', 'wrapped'] and '__unreadable__' in hosts['broken']
     result = fr.build(fr.iter_cache(str(cache)), str(tmp_path), now=NOW)
-    with open(result['paths']['json']) as handle:
-        nodes = dict((n['host'], n) for n in json.load(handle)['nodes'])
+    nodes = _nodes(result)
     assert nodes['broken']['status'] == 'error' and 'not JSON' in nodes['broken']['findings'][0]['message']
     # the fake node's DATA0002 raises critical warning 2 (temperature): an error with its fix
     assert [f['device'] for f in nodes['plain']['findings'] if f['severity'] == 'error'] == ['nvme2n1']
@@ -137,9 +179,10 @@ def test_outliers_against_peers_with_as_many_drives():
              'errors': 0, 'infos': 0, 'drifted': 0, 'gds': None, 'temp_max_c': 40, 'throttled': 0, 'outlier': False}
             for i, bw in enumerate([10.0, 10.2, 9.8, 6.0])]
     rows.append(dict(rows[0], host='small', data_drives=4, bw_after=5.0))
-    fleet = fr.overview(rows, 0.8)
-    assert [r['host'] for r in rows if r['outlier']] == ['n3'] and fleet['outliers'] == 1
-    assert rows[3]['status'] == 'warning'
+    fleet = fr._Fleet()   # pylint: disable=protected-access
+    for i, row in enumerate(rows):
+        fleet.add(i, [row.get(k) for k in fn.ROW_KEYS], '[]')
+    assert list(fleet.outliers(0.8)) == [0, 0, 0, 1, 0]
 
 
 def test_markup_in_facts_cannot_close_the_script_element():
@@ -154,14 +197,15 @@ def test_changes_since_a_previous_report(lab, base, tmp_path):
     result = fr.build(iter(docs), str(tmp_path), previous=previous, now=NOW)
     delta = result['changes']
     assert delta['new_nodes'] == ['node3'] and delta['gone_nodes'] == ['node2']
+    assert (delta['new_count'], delta['gone_count']) == (1, 1)
     assert delta['previous_generated_at'] == '2026-12-03T00:00:00Z'
 
 
-def test_plan_errors_are_reported_not_raised(base):
-    rows = [fn.node_record('n', _doc(base), now=NOW)['row']]
-    assert 'error' in fr.fleet_plan(rows, {'checkpoint': 'llama3-70b', 'ranks_per_node': 8, 'window_s': 60})
-    bad = fr.fleet_plan(rows, {'checkpoint': 'llama3-70b', 'ranks_per_node': 8, 'window_s': 0,
-                               'drive_mib_s': 100, 'latency_ms': 1})
+def test_plan_errors_are_reported_not_raised():
+    assert 'error' in fr.fleet_plan({'checkpoint': 'llama3-70b', 'ranks_per_node': 8, 'window_s': 60}, [], [],
+                                    None, None)
+    bad = fr.fleet_plan({'checkpoint': 'llama3-70b', 'ranks_per_node': 8, 'window_s': 0, 'drive_mib_s': 100,
+                         'latency_ms': 1}, [], [], None, None)
     assert 'window_s' in bad['error']
 
 
@@ -188,8 +232,7 @@ def test_compression_results_read_beside_the_facts(base, tmp_path):
     out.mkdir()
     result = fr.build(iter([('a', _doc(base)), ('b', own), ('c', _doc(base))]), str(out), now=NOW,
                       compression_dir=str(side))
-    with open(result['paths']['json']) as handle:
-        nodes = dict((n['host'], n) for n in json.load(handle)['nodes'])
+    nodes = _nodes(result)
     assert (nodes['a']['compression_ratio'], nodes['a']['compression_codec']) == (1.31, 'zstd')
     assert (nodes['b']['compression_ratio'], nodes['b']['compression_codec']) == (1.2, 'huffman')
     assert nodes['c']['compression_ratio'] is None
@@ -212,15 +255,16 @@ def test_hostile_strings_in_facts_stay_in_their_cell(base, tmp_path):
     out = tmp_path / 'out'
     out.mkdir()
     result = fr.build([('-n1\n=x', doc)], str(out), now=NOW)
-    with open(result['paths']['drives_csv'], newline='') as handle:
-        rows = list(csv.reader(handle))
-    with open(result['paths']['nodes_csv'], newline='') as handle:
+    with gzip.open(result['paths']['nodes_csv'], 'rt', encoding='utf-8', newline='') as handle:
         nodes = list(csv.reader(handle))
-    assert len(nodes) == 2 and nodes[1][0] == "'-n1 =x"
-    assert len(rows) == 1 + len(base['nvme']['controllers'])  # the header, one row per drive: no row injected
-    cells = [cell for row in rows[1:] for cell in row]
+    assert len(nodes) == 2 and nodes[1][0] == "'-n1 =x"      # the header, the node: no row injected
+    cells = [cell for row in nodes[1:] for cell in row]
     assert not [c for c in cells if (c and c[0] in '=+-@') or '\n' in c]
-    assert '\'=cmd|" /C calc"!A0 host2,evil,row' in cells and "'@SUM(1+1)" in cells
+    # the JSON Lines keep the strings as they are, one line a node
+    with lzma.open(result['paths']['nodes'], 'rt', encoding='utf-8') as handle:
+        lines = handle.read().split('\n')
+    assert len(lines) == 2 and lines[1] == '' and json.loads(lines[0])['host'] == '-n1\n=x'
+    assert '=cmd|" /C calc"!A0\nhost2,evil,row' in [d['model'] for d in json.loads(lines[0])['drives']]
 
 
 def test_one_bad_node_is_named_and_the_others_reported(base, tmp_path):
@@ -237,16 +281,16 @@ def test_one_bad_node_is_named_and_the_others_reported(base, tmp_path):
     out = tmp_path / 'out'
     out.mkdir()
     result = fr.build(fr.iter_cache(str(cache)), str(out), now=NOW)
-    with open(result['paths']['json']) as handle:
-        nodes = dict((n['host'], n) for n in json.load(handle)['nodes'])
+    nodes = _nodes(result)
     assert sorted(nodes) == ['good', 'inf', 'listed', 'nan', 'wrapped_inf'] and result['nodes'] == 5
     assert nodes['good']['status'] != 'error' or nodes['good']['errors'] == 1  # the fake node's own finding
     for host, words in (('inf', 'out of range'), ('nan', 'NaN is not a JSON number'), ('wrapped_inf', 'Infinity'),
                         ('listed', 'the facts of listed cannot be reported (TypeError')):
         assert nodes[host]['status'] == 'error', host
         assert words in nodes[host]['findings'][0]['message'], (host, nodes[host]['findings'][0])
-    with open(result['paths']['html']) as handle:
-        assert 'NaN' not in handle.read().replace('"NaN is not', '')
+    for path in (result['paths']['html'], result['paths']['data']):
+        with open(path) as handle:
+            assert 'NaN' not in handle.read().replace('"NaN is not', '')
 
 
 def test_a_link_planted_in_the_report_directory_is_replaced_not_followed(base, tmp_path):
@@ -254,18 +298,16 @@ def test_a_link_planted_in_the_report_directory_is_replaced_not_followed(base, t
     out.mkdir()
     victim = tmp_path / 'shadow'
     victim.write_text('root:secret\n')
-    for name in ('fleet_report.json', 'fleet_report.json.tmp', 'fleet_report_nodes.csv.tmp',
-                 '.fleet_report.details.tmp', 'fleet_report.html'):
+    planted = ['fleet_report.json', 'fleet_report.json.tmp', 'fleet_report_nodes.csv.gz', '.fleet_report.details.tmp',
+               'fleet_report.html', 'fleet_report_data.js', 'fleet_report_nodes.jsonl.gz']
+    for name in planted:
         os.symlink(str(victim), str(out / name))
     result = fr.build([('n1', _doc(base))], str(out), now=NOW)
     assert victim.read_text() == 'root:secret\n'
-    assert not os.path.islink(result['paths']['json']) and not os.path.islink(result['paths']['html'])
-    with open(result['paths']['json']) as handle:
-        assert json.load(handle)['nodes'][0]['host'] == 'n1'
+    assert not [path for path in result['paths'].values() if os.path.islink(path)]
+    assert list(_nodes(result)) == ['n1']
     left = sorted(p.name for p in out.iterdir())
-    assert left == sorted(['fleet_report.json', 'fleet_report.json.tmp', 'fleet_report_nodes.csv.tmp',
-                           '.fleet_report.details.tmp', 'fleet_report.html', 'fleet_report_nodes.csv',
-                           'fleet_report_drives.csv'])  # no temporary file left behind
+    assert left == sorted(set(planted) | set(os.path.basename(p) for p in result['paths'].values()))  # no temporary
 
 
 def test_a_failed_write_leaves_no_temporary_file(base, tmp_path):
