@@ -142,8 +142,9 @@ def main(argv=None):
             ratio = per_node / reference[1]
             allowed = SCALING * (1 + reference[2])
             print('%8d nodes cost %.2fx per node what %d nodes cost (allowed: %.2f = %.1f x (1 + the spread %.0f%%)); '
-                  'peak memory %.2fx (allowed %.1f)' % (nodes, ratio, reference[0], allowed, SCALING,
-                                                       reference[2] * 100, peak / reference[3], MEMORY_GROWTH))
+                  'peak memory %.2fx (allowed %.1f)' % (
+                      nodes, ratio, reference[0], allowed, SCALING, reference[2] * 100, peak / reference[3],
+                      MEMORY_GROWTH))
             if ratio > allowed:
                 problems.append('%d nodes cost %.2fx per node what %d cost: over %.2f (the build no longer scales '
                                 'linearly with the fleet)' % (nodes, ratio, reference[0], allowed))

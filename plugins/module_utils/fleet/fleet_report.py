@@ -32,6 +32,7 @@ import heapq
 import io
 import json
 import lzma
+import math
 import multiprocessing
 import os
 import re
@@ -46,7 +47,6 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet.fle
     SEVERITIES,
     _dict,
     _finding,
-    _list,
     node_record,
 )
 
@@ -70,13 +70,13 @@ NAN = float('nan')
 
 def median(values):
     """The median of the measured values (None and NaN left out; None when there is none): repeats.median's."""
-    values = [v for v in values if v is not None and v == v]
+    values = [v for v in values if v is not None and not math.isnan(v)]
     return repeats.median(values) if values else None
 
 
 def histogram(values, bins=10):
     """[[low, high, count], ...] of the values (None and NaN left out; empty without any)."""
-    values = [v for v in values if v is not None and v == v]
+    values = [v for v in values if v is not None and not math.isnan(v)]
     if not values:
         return []
     low, high = min(values), max(values)
@@ -346,8 +346,7 @@ def _node_lines(nodes, ctx, workers):
         pool = multiprocessing.get_context('fork').Pool(workers, _worker_init, (dict(ctx, cache_dir=nodes.cache_dir),))
         try:
             for lines in pool.imap(_worker_batch, _batches(cache_entries(nodes.cache_dir, nodes.prefix), BATCH)):
-                for line in lines:
-                    yield line
+                yield from lines
         finally:
             pool.terminate()
             pool.join()
@@ -410,14 +409,14 @@ class _Fleet(object):
         with as many data drives: a 4-drive node is not slow next to 8-drive nodes)."""
         peers = {}
         for drives, value in zip(self.drives, self.bw):
-            if value == value:
+            if not math.isnan(value):
                 peers.setdefault(drives, array.array('d')).append(value)
         reference = dict((drives, median(values)) for drives, values in peers.items())
         del peers
         flags = bytearray(len(self.bw))
         for i, (drives, value) in enumerate(zip(self.drives, self.bw)):
             ref = reference.get(drives)
-            if ref and value == value and value < fraction * ref:
+            if ref and not math.isnan(value) and value < fraction * ref:
                 flags[i] = 1
         return flags
 
