@@ -293,25 +293,40 @@ def _record(host, doc, targets, now, stale_hours, verify_dir, compression_dir):
 
 
 # ------------------------------------------------------------------------------------------ one node, anywhere
-def node_line(host, doc, ctx):
+def node_parts(host, doc, ctx):
     """One node as the build's first pass keeps it: a line of the temporary file (the row as a list in ROW_KEYS
-    order, the drift signature, the node's JSON Lines object without its row, the page's detail; tab-separated:
-    compact JSON holds no tab) and its CSV rows of drives. A document that breaks the reader fails only its node."""
+    order, the drift signature, the node's JSON Lines object without its row; tab-separated: compact JSON holds no
+    tab) and its entry of the page's data (the row list, detail_of). A document that breaks the reader (or holds a
+    number JSON cannot write) fails only its node."""
     try:
-        return _line(_record(host, doc, ctx['targets'], ctx['now'], ctx['stale_hours'], ctx['verify_dir'],
-                             ctx['compression_dir']))
+        return _parts(_record(host, doc, ctx['targets'], ctx['now'], ctx['stale_hours'], ctx['verify_dir'],
+                              ctx['compression_dir']))
     except Exception as exc:  # pylint: disable=broad-except
         # a node's document is data the node controls: one that breaks the reader fails that node
-        return _line(failed_record(host, exc))
+        return _parts(failed_record(host, exc))
 
 
-def _line(record):
+def _parts(record):
     row = record['row']
     thermal = thermal_compact(record['thermal'])
     rest = {'drives': record['drives'], 'drift': record['drift'], 'findings': record['findings'],
             'curve': record['curve'], 'thermal': thermal}
-    return '\t'.join((_compact([row[k] for k in ROW_KEYS]), _compact(drift_signature(record['drift'])),
-                      _compact(rest), _compact(detail_of(record, thermal)))) + '\n'
+    row_list = [row[k] for k in ROW_KEYS]
+    detail = detail_of(record, thermal)
+    line = '\t'.join((_compact(row_list), _compact(drift_signature(record['drift'])), _compact(rest))) + '\n'
+    _compact(detail)   # raises here, inside the node's try, for what JSON cannot write
+    return line, (row_list, detail)
+
+
+def batch_parts(nodes, ctx):
+    """A chunk's worth of (host, document): its temporary lines, and its chunk of the page's data file packed and
+    deflated (the rows as found: the outliers, known only once every node is read, are patched by the page)."""
+    lines, entries = [], []
+    for host, doc in nodes:
+        line, entry = node_parts(host, doc, ctx)
+        lines.append(line)
+        entries.append(entry)
+    return lines, _deflate(_compact(pack_chunk(entries)))
 
 
 _WORKER = {}
@@ -323,9 +338,9 @@ def _worker_init(ctx):
 
 
 def _worker_batch(batch):
-    """A worker process's task: the lines of a batch of (host, cache file name)."""
-    return [node_line(host, read_cache_file(os.path.join(_WORKER['cache_dir'], name), name), _WORKER)
-            for host, name in batch]
+    """A worker process's task: batch_parts of a chunk of (host, cache file name)."""
+    return batch_parts(((host, read_cache_file(os.path.join(_WORKER['cache_dir'], name), name))
+                        for host, name in batch), _WORKER)
 
 
 def _batches(entries, size):
@@ -339,20 +354,19 @@ def _batches(entries, size):
         yield batch
 
 
-def _node_lines(nodes, ctx, workers):
-    """The first pass's lines, in input order: worker processes over a CacheSource where more than one worker is
-    asked for, else this process."""
+def _node_batches(nodes, ctx, workers):
+    """batch_parts of each chunk of CHUNK nodes, in input order: worker processes over a CacheSource where more than
+    one worker is asked for, else this process."""
     if isinstance(nodes, CacheSource) and workers > 1:
         pool = multiprocessing.get_context('fork').Pool(workers, _worker_init, (dict(ctx, cache_dir=nodes.cache_dir),))
         try:
-            for lines in pool.imap(_worker_batch, _batches(cache_entries(nodes.cache_dir, nodes.prefix), BATCH)):
-                yield from lines
+            yield from pool.imap(_worker_batch, _batches(cache_entries(nodes.cache_dir, nodes.prefix), CHUNK))
         finally:
             pool.terminate()
             pool.join()
         return
-    for host, doc in nodes:
-        yield node_line(host, doc, ctx)
+    for batch in _batches(nodes, CHUNK):
+        yield batch_parts(batch, ctx)
 
 
 # ------------------------------------------------------------------------------------------------ the fleet
@@ -425,6 +439,15 @@ class _Fleet(object):
         out = [{'settings': [dict(zip(('layer', 'setting', 'found', 'target'), s)) for s in json.loads(sig)],
                 'nodes': count, 'drifted_settings': drifted, 'hosts': hosts} for sig, (count, drifted, hosts) in ranked]
         return {'groups': out, 'signatures': len(self.drift_groups), 'other_nodes': self.drift_other}
+
+
+def mark_outlier(row):
+    """A row found below its peers: flagged, one warning more, ok or drift become warning (the page's
+    fleetOutliers does the same to the rows of its chunks)."""
+    row['outlier'] = True
+    row['warnings'] += 1
+    if row['status'] in ('ok', 'drift'):
+        row['status'] = 'warning'
 
 
 def _rank(row):
@@ -558,10 +581,6 @@ def unpack_chunk(packed):
     return out
 
 
-def _write_chunk(handle, number, entries):
-    handle.write('fleetChunk(%d,"%s");\n' % (number, _deflate(_compact(pack_chunk(entries)))))
-
-
 def paths_of(out_dir, name='fleet_report'):
     return dict((k, os.path.join(out_dir, name + suffix)) for k, suffix in (
         ('html', '.html'), ('data', '_data.js'), ('json', '.json'), ('nodes', '_nodes.jsonl.xz'),
@@ -582,39 +601,39 @@ def build(nodes, out_dir, name='fleet_report', targets=None, plan_args=None, pre
     fleet = _Fleet()
     # every file through atomic_output (a new file with a random name, O_EXCL, renamed over the report's name):
     # nothing is opened through a name that exists, so a link planted in out_dir is replaced, never followed
-    with tempfile.TemporaryFile('w+', encoding='utf-8', dir=out_dir) as lines:
+    with tempfile.TemporaryFile('w+', encoding='utf-8', dir=out_dir) as lines, \
+            atomic_output(paths['data']) as data_file:
+        data_file.write('/* %s: node details, %d a chunk, column by column, raw DEFLATE + base64 */\n' % (
+            SCHEMA, CHUNK))
         count = 0
-        for line in _node_lines(nodes, ctx, workers):
-            lines.write(line)
-            row_json, signature, _rest = line.split('\t', 2)
-            fleet.add(count, json.loads(row_json), signature)
-            count += 1
+        for number, (batch, chunk) in enumerate(_node_batches(nodes, ctx, workers)):
+            data_file.write('fleetChunk(%d,"%s");\n' % (number, chunk))
+            for line in batch:
+                lines.write(line)
+                row_json, signature, _rest = line.split('\t', 2)
+                fleet.add(count, json.loads(row_json), signature)
+                count += 1
         outliers = fleet.outliers(outlier_fraction)
+        # the rows in the chunks are as found; the page marks these (their index in the report) as outliers
+        data_file.write('fleetOutliers(%s);\n' % _compact([i for i, flag in enumerate(outliers) if flag]))
         lines.seek(0)
         totals = {'status': dict((s, 0) for s in STATUSES), 'findings': dict((s, 0) for s in SEVERITIES),
                   'drives': 0, 'drift_nodes': 0, 'throttled_drives': 0, 'gds_paths': {}, 'outliers': 0}
         worst, delta = _Worst(), _Changes(previous)
         with atomic_output(paths['nodes'], binary=True) as nodes_file, \
-                atomic_output(paths['nodes_csv'], binary=True) as csv_file, \
-                atomic_output(paths['data']) as data_file:
+                atomic_output(paths['nodes_csv'], binary=True) as csv_file:
             # xz: its window spans many nodes (three quarters of gzip's size here); xzcat, Python's lzma, pandas
             jsonl = lzma.LZMAFile(nodes_file, mode='wb', format=lzma.FORMAT_XZ, preset=1)
             csv_gz = gzip.GzipFile(fileobj=csv_file, mode='wb', compresslevel=6, mtime=0)
             csv_text = io.TextIOWrapper(csv_gz, encoding='utf-8', newline='')
             writer = csv.writer(csv_text)
             writer.writerow(NODE_CSV)
-            data_file.write('/* %s: node details, %d a chunk, column by column, raw DEFLATE + base64 */\n' % (
-                SCHEMA, CHUNK))
-            chunk = []
             for i, line in enumerate(lines):
-                row_json, _signature, rest, detail = line.rstrip('\n').split('\t')
+                row_json, _signature, rest = line.rstrip('\n').split('\t')
                 row = dict(zip(ROW_KEYS, json.loads(row_json)))
                 if outliers[i]:
-                    row['outlier'] = True
-                    row['warnings'] += 1
+                    mark_outlier(row)
                     totals['outliers'] += 1
-                    if row['status'] in ('ok', 'drift'):
-                        row['status'] = 'warning'
                 totals['status'][row['status']] = totals['status'].get(row['status'], 0) + 1
                 for severity in SEVERITIES:
                     totals['findings'][severity] += row[severity + 's'] or 0
@@ -628,12 +647,6 @@ def build(nodes, out_dir, name='fleet_report', targets=None, plan_args=None, pre
                 text = _compact(row)
                 jsonl.write((text[:-1] + ',' + rest[1:] + '\n').encode('utf-8'))
                 writer.writerow(csv_row([row.get(k) for k in NODE_CSV]))
-                chunk.append(([row[k] for k in ROW_KEYS], json.loads(detail)))
-                if len(chunk) == CHUNK:
-                    _write_chunk(data_file, i // CHUNK, chunk)
-                    chunk = []
-            if chunk:
-                _write_chunk(data_file, (count - 1) // CHUNK, chunk)
             csv_text.flush()
             csv_text.detach()
             csv_gz.close()

@@ -108,8 +108,9 @@ function drift(){
   H.fleet.drift_nodes+' nodes'+(D.other_nodes?' ('+D.other_nodes+' nodes in ways past the first '+D.signatures+
   ')':'')+'; the largest '+D.groups.length+' below'):'no node has drifted';
 }
-var CHUNKS={},DECODED={},loading=null;
+var CHUNKS={},DECODED={},OUTLIERS={},loading=null;
 window.fleetChunk=function(n,b64){CHUNKS[n]=b64;};
+window.fleetOutliers=function(list){list.forEach(function(i){OUTLIERS[i]=true;});};
 function data(){
  if(loading)return loading;
  loading=new Promise(function(ok,fail){var s=document.createElement('script');s.src=C.file;
@@ -123,10 +124,12 @@ function chunk(n){
  var bin=atob(b64),u=new Uint8Array(bin.length);
  for(var i=0;i<bin.length;i++)u[i]=bin.charCodeAt(i);
  var stream=new Blob([u]).stream().pipeThrough(new DecompressionStream('deflate-raw'));
- DECODED[n]=new Response(stream).text().then(JSON.parse).then(unpack);return DECODED[n];
+ DECODED[n]=new Response(stream).text().then(JSON.parse).then(function(p){return unpack(p,n*C.size);});
+ return DECODED[n];
 }
-function unpack(p){
- // a chunk is packed column by column (fleet_report.pack_chunk): back to [[row list, detail], ...]
+function unpack(p,first){
+ // a chunk is packed column by column (fleet_report.pack_chunk): back to [[row, detail], ...], the rows as found
+ // with the outliers (fleetOutliers: their index in the report) marked as fleet_report.mark_outlier does
  var out=[],dOff=0,cOff=0;
  function pick(cols,at){return cols.map(function(col){return col[at];});}
  for(var i=0;i<p.nd.length;i++){
@@ -134,7 +137,9 @@ function unpack(p){
   for(var j=0;j<p.nd[i];j++)d.push(pick(p.d,dOff+j));
   for(j=0;j<p.nc[i];j++)c.push(pick(p.c,cOff+j));
   dOff+=p.nd[i];cOff+=p.nc[i];
-  out.push([pick(p.r,i),{d:d,c:c,x:p.x[i],f:p.f[i],t:p.t[i]}]);
+  var r=rowOf(pick(p.r,i));
+  if(OUTLIERS[first+i]){r.outlier=true;r.warnings+=1;if(r.status==='ok'||r.status==='drift')r.status='warning';}
+  out.push([r,{d:d,c:c,x:p.x[i],f:p.f[i],t:p.t[i]}]);
  }
  return out;
 }
@@ -151,7 +156,7 @@ function find(host){
   function next(k){
    if(k>=list.length){msg.textContent=host+': no such node in this report';return;}
    chunk(list[k]).then(function(nodes){
-    for(var i=0;i<nodes.length;i++){var r=rowOf(nodes[i][0]);if(r.host===host){msg.textContent='';
+    for(var i=0;i<nodes.length;i++){var r=nodes[i][0];if(r.host===host){msg.textContent='';
      render(r,nodes[i][1]);return;}}
     next(k+1);});
   }

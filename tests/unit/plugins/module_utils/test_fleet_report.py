@@ -64,6 +64,11 @@ def _chunks(result):
         assert int(n) == len(out) // fr.CHUNK
         packed = json.loads(zlib.decompress(base64.b64decode(b64), -15))
         out.extend([row, detail] for row, detail in fr.unpack_chunk(packed))
+    outliers = json.loads(re.findall(r'^fleetOutliers\((\[[0-9,]*\])\);$', text, re.M)[-1])
+    for i in outliers:          # as the page does
+        row = dict(zip(fn.ROW_KEYS, out[i][0]))
+        fr.mark_outlier(row)
+        out[i][0] = [row[k] for k in fn.ROW_KEYS]
     return out
 
 
@@ -385,3 +390,26 @@ def test_what_the_inventory_selection_names_but_the_facts_lack_is_named(base):
         "the inventory's checkpoint_io_data_drives names what the facts do not hold: serial GONE0001"]
     doc['checkpoint_io_data_drives'] = {'serials': [data[0]['serial']]}
     assert _absent(fn.node_record('n1', doc, now=NOW)) == []
+
+
+def test_the_page_data_holds_the_rows_of_the_json_lines(tmp_path, monkeypatch):
+    """The page's chunks hold the rows as found and the outliers apart (fleetOutliers); patched as the page does,
+    they are the JSON Lines' rows, node for node, across chunks (of 40 nodes here)."""
+    monkeypatch.setattr(fr, 'CHUNK', 40)
+    cache = str(tmp_path / 'cache')
+    fleet_cache.write_cache(cache, fr.CHUNK + 37, now=NOW)
+    out = tmp_path / 'out'
+    out.mkdir()
+    result = fr.build(fr.CacheSource(cache), str(out), now=NOW)
+    nodes = _nodes(result)
+    chunks = _chunks(result)
+    assert len(chunks) == fr.CHUNK + 37 == len(nodes)
+    assert result['overview']['outliers'] >= 1
+    for row, detail in chunks:
+        row = dict(zip(fn.ROW_KEYS, row))
+        node = nodes[row['host']]
+        assert row == dict((k, node[k]) for k in fn.ROW_KEYS)
+        assert [d[0] for d in detail['d']] == [d['name'] for d in node['drives']] and detail['t'] == node['thermal']
+    summary = _summary(result)
+    assert summary['fleet']['outliers'] == sum(1 for n in nodes.values() if n['outlier'])
+    assert sum(g['nodes'] for g in summary['drift']['groups']) == summary['fleet']['drift_nodes']
