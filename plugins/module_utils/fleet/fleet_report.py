@@ -355,9 +355,10 @@ def _batches(entries, size):
 
 
 def _node_batches(nodes, ctx, workers):
-    """batch_parts of each chunk of CHUNK nodes, in input order: worker processes over a CacheSource where more than
-    one worker is asked for, else this process."""
-    if isinstance(nodes, CacheSource) and workers > 1:
+    """batch_parts of each chunk of CHUNK nodes, in input order: worker processes over a CacheSource of more than a
+    chunk where more than one worker is asked for, else this process."""
+    # worker processes for more than a chunk only: a small fleet is read faster than a pool starts
+    if isinstance(nodes, CacheSource) and workers > 1 and len(os.listdir(nodes.cache_dir)) > CHUNK:
         pool = multiprocessing.get_context('fork').Pool(workers, _worker_init, (dict(ctx, cache_dir=nodes.cache_dir),))
         try:
             yield from pool.imap(_worker_batch, _batches(cache_entries(nodes.cache_dir, nodes.prefix), CHUNK))
