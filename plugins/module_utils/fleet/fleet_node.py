@@ -20,7 +20,7 @@ SEVERITIES = ('error', 'warning', 'info')
 SECTIONS = ('nvme', 'block', 'thermal', 'io_uring', 'xfs', 'gds', 'deepspeed', 'state')
 MIB = 1024 ** 2
 GIB = 1024 ** 3
-SERIES_POINTS = 40          # thermal samples kept per drive in the page (evenly picked, first and last kept)
+SERIES_POINTS = 20          # thermal samples kept per drive (evenly picked, first and last kept)
 # The settings the roles manage, their target variable (role defaults), and how a found value is read.
 DEFAULT_TARGETS = {
     'block_layer_scheduler': 'none',
@@ -135,15 +135,19 @@ def _latest_sweep(records):
 
 
 def _series(thermal, points=SERIES_POINTS):
-    """{namespace: [[t, temp_c], ...]} of a thermal_validate result's samples, at most ``points`` per drive."""
-    samples = _list(_dict(thermal).get('samples'))
-    out = {}
-    if not samples:
-        return out
+    """A thermal_validate result's samples, at most ``points`` per drive (evenly picked, the last kept), as the report
+    carries them: {t: [whole seconds], d: {namespace: [its first whole degree, then the change from its sample
+    before]}} - the drives' samples share their times, and an NVMe drive reports whole kelvins, so whole degrees lose
+    nothing it measured and their changes compress well; null where a drive has no reading at a time. {} without
+    samples."""
+    samples = thermal.get('samples') if isinstance(thermal, dict) else None
+    if not isinstance(samples, list) or not samples:
+        return {}
     step = max(1, int(round(len(samples) / float(points))))
     picked = samples[::step]
     if picked[-1] is not samples[-1]:
         picked.append(samples[-1])
+    times, columns = [], {}
     for sample in picked:
         if not isinstance(sample, dict):
             continue
@@ -151,12 +155,30 @@ def _series(thermal, points=SERIES_POINTS):
         drives = sample.get('drives')
         if t is None or not isinstance(drives, dict):
             continue
-        t = round(t, 1)
+        at = len(times)
+        times.append(int(round(t)))
         for name, drive in drives.items():
             temp = _num(drive.get('temp_c')) if isinstance(drive, dict) else None
             if temp is not None:
-                out.setdefault(str(name), []).append([t, round(temp, 1)])
-    return dict(sorted(out.items()))
+                column = columns.get(name)
+                if column is None:
+                    column = columns[str(name)] = []
+                column.extend([None] * (at - len(column)))
+                column.append(int(round(temp)))
+    if not times:
+        return {}
+    out = {}
+    for name in sorted(columns):
+        column = columns[name] + [None] * (len(times) - len(columns[name]))
+        last, changes = None, []
+        for value in column:
+            if value is None:
+                changes.append(None)
+            else:
+                changes.append(value if last is None else value - last)
+                last = value
+        out[name] = changes
+    return {'t': times, 'd': out}
 
 
 def _drift_value(found, target):

@@ -221,7 +221,8 @@ function render(r,d){
 }
 function series(t){
  var out={};if(!t||!t.d)return out;
- Object.keys(t.d).forEach(function(k){var v=0;out[k]=t.d[k].map(function(d,i){v+=d;return [t.t[i],v];});});
+ Object.keys(t.d).forEach(function(k){var v=null,pts=[];t.d[k].forEach(function(d,i){if(d===null)return;
+  v=v===null?d:v+d;pts.push([t.t[i],v]);});out[k]=pts;});
  return out;
 }
 function bars2(title,values){

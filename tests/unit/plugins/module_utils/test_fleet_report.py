@@ -133,10 +133,13 @@ def test_a_chunk_packed_column_by_column_unpacks_to_its_nodes(base):
         (list(row), json.loads(fr._compact(detail))) for row, detail in entries]   # pylint: disable=protected-access
 
 
-def test_thermal_series_compact_adds_up():
-    series = {'b': [[0.0, 40.2], [2.0, 41.7], [4.0, 41.4]], 'a': [[0.0, 38.0], [2.0, 39.0], [4.0, 45.0]]}
-    assert fr.thermal_compact(series) == {'t': [0, 2, 4], 'd': {'a': [38, 1, 6], 'b': [40, 2, -1]}}
-    assert fr.thermal_compact({}) == {}
+def test_the_thermal_series_in_whole_degrees_and_their_changes():
+    samples = [{'t': 0.0, 'drives': {'b': {'temp_c': 40.2}, 'a': {'temp_c': 38.0}}},
+               {'t': 2.0, 'drives': {'b': {'temp_c': 41.7}}},                      # a: no reading here
+               {'t': 4.0, 'drives': {'b': {'temp_c': 41.4}, 'a': {'temp_c': 45.0}}}]
+    assert fn._series({'samples': samples}) == {   # pylint: disable=protected-access
+        't': [0, 2, 4], 'd': {'a': [38, None, 7], 'b': [40, 2, -1]}}
+    assert fn._series({}) == {} and fn._series({'samples': []}) == {}   # pylint: disable=protected-access
 
 
 def test_drift_names_found_and_target(base):
