@@ -35,8 +35,10 @@ import lzma
 import math
 import multiprocessing
 import os
+import queue
 import re
 import tempfile
+import threading
 import time
 import zlib
 
@@ -97,8 +99,9 @@ def fleet_plan(plan_args, ceilings, latencies, slowest_before, slowest_after):
     args = dict(_dict(plan_args))
     if not args.get('checkpoint'):
         return None
-    args.setdefault('drive_mib_s', median(ceilings))
-    args.setdefault('latency_ms', median(latencies))
+    for key, values in (('drive_mib_s', ceilings), ('latency_ms', latencies)):
+        value = median(values)
+        args.setdefault(key, None if value is None else round(value, 3))   # the build keeps them as 32-bit floats
     if slowest_before is not None:
         args.setdefault('now_mib_s', slowest_before * 1024)
     if slowest_after is not None:
@@ -147,16 +150,26 @@ def drift_signature(drift):
 
 def cache_entries(cache_dir, prefix=''):
     """(host, file name) of every host of a jsonfile fact cache (2.19's s1_<host> files, or the older plain <host>
-    files; where a host has both, the first in name order), in host order. Only the names are held."""
+    files; where a host has both, the first in name order), in host order. Only the names are held, once sorted as
+    one string (a few bytes a host, not a string object each)."""
     cut = len(prefix)
 
     def host_of(name):
         host = name[cut:]
         return host[3:] if host.startswith('s1_') else host
-    names = [name for name in os.listdir(cache_dir) if not name.startswith('.') and name.startswith(prefix)]
-    names.sort(key=lambda name: (host_of(name), name))
-    last = None
-    for name in names:
+    names = [name for name in os.listdir(cache_dir) if not name.startswith('.') and name.startswith(prefix)
+             and '\n' not in name]
+    names.sort()
+    if any(not name.startswith(prefix + 's1_') for name in names) and any(
+            name.startswith(prefix + 's1_') for name in names):
+        names.sort(key=host_of)   # both layouts: host order (stable: the name order within a host)
+    listing = '\n'.join(names)
+    del names
+    last, at = None, 0
+    while at < len(listing):
+        end = listing.find('\n', at)
+        end = len(listing) if end < 0 else end
+        name, at = listing[at:end], end + 1
         host = host_of(name)
         if host == last or not os.path.isfile(os.path.join(cache_dir, name)):
             continue
@@ -359,11 +372,11 @@ class _Fleet(object):
 
     def __init__(self):
         self.bw = array.array('d')          # after tuning, else before (NaN: not measured)
-        self.drives = array.array('i')      # data drives
+        self.drives = array.array('H')      # data drives
         self.status = bytearray()           # STATUSES index
-        self.temp = array.array('d')
-        self.ceiling = array.array('d')
-        self.latency = array.array('d')
+        self.temp = array.array('f')        # for the histogram and the plan's medians: a float's 7 digits are plenty
+        self.ceiling = array.array('f')
+        self.latency = array.array('f')
         self.slowest = [None, None]         # the lowest bw_before, bw_after
         self.drift_groups = {}              # signature (JSON) -> [nodes, drifted settings, first hosts]
         self.drift_other = 0
@@ -375,7 +388,7 @@ class _Fleet(object):
         get = dict(zip(ROW_KEYS, row)).get
         bw = get('bw_after') if get('bw_after') is not None else get('bw_before')
         self.bw.append(NAN if bw is None else float(bw))
-        self.drives.append(int(get('data_drives') or 0))
+        self.drives.append(min(65535, int(get('data_drives') or 0)))
         self.status.append(STATUSES.index(get('status')) if get('status') in STATUSES else 0)
         for values, key in ((self.temp, 'temp_max_c'), (self.ceiling, 'sweep_ceiling_mib_s'),
                             (self.latency, 'latency_ms')):
@@ -531,6 +544,53 @@ class _Changes(object):
                 'changed': self.changed}
 
 
+class _XzWriter(object):
+    """Text written as one xz stream to a binary handle, compressed in a thread of its own (LZMA releases the GIL:
+    the pass that makes the lines goes on meanwhile, on the other core), 256 KiB at a time, two in the queue."""
+
+    def __init__(self, handle, preset=1):
+        self.handle = handle
+        self.compressor = lzma.LZMACompressor(format=lzma.FORMAT_XZ, preset=preset)
+        self.queue = queue.Queue(maxsize=2)
+        self.parts, self.size, self.error = [], 0, None
+        self.thread = threading.Thread(target=self._run, name='fleet_report xz')
+        self.thread.daemon = True
+        self.thread.start()
+
+    def _run(self):
+        while True:
+            data = self.queue.get()
+            if data is None:
+                return
+            if self.error is None:
+                try:
+                    self.handle.write(self.compressor.compress(data))
+                except Exception as exc:  # pylint: disable=broad-except
+                    self.error = exc      # raised by close(); the queue is drained meanwhile
+
+    def write(self, text):
+        self.parts.append(text)
+        self.size += len(text)
+        if self.size >= 1 << 18:
+            self.queue.put(''.join(self.parts).encode('utf-8'))
+            self.parts, self.size = [], 0
+
+    def close(self):
+        """The rest compressed and the stream ended; the thread's error raised here."""
+        if self.parts:
+            self.queue.put(''.join(self.parts).encode('utf-8'))
+            self.parts = []
+        self.stop()
+        if self.error is not None:
+            raise self.error
+        self.handle.write(self.compressor.flush())
+
+    def stop(self):
+        if self.thread.is_alive():
+            self.queue.put(None)
+            self.thread.join()
+
+
 def _deflate(text):
     """Raw DEFLATE (the browser's 'deflate-raw'), base64."""
     comp = zlib.compressobj(9, zlib.DEFLATED, -15)
@@ -607,34 +667,37 @@ def build(nodes, out_dir, name='fleet_report', targets=None, plan_args=None, pre
         with atomic_output(paths['nodes'], binary=True) as nodes_file, \
                 atomic_output(paths['nodes_csv'], binary=True) as csv_file:
             # xz: its window spans many nodes (three quarters of gzip's size here); xzcat, Python's lzma, pandas
-            jsonl = lzma.LZMAFile(nodes_file, mode='wb', format=lzma.FORMAT_XZ, preset=1)
-            csv_gz = gzip.GzipFile(fileobj=csv_file, mode='wb', compresslevel=6, mtime=0)
-            csv_text = io.TextIOWrapper(csv_gz, encoding='utf-8', newline='')
-            writer = csv.writer(csv_text)
-            writer.writerow(NODE_CSV)
-            for i, line in enumerate(lines):
-                row_json, _signature, rest = line.rstrip('\n').split('\t')
-                row = dict(zip(ROW_KEYS, json.loads(row_json)))
-                if outliers[i]:
-                    mark_outlier(row)
-                    totals['outliers'] += 1
-                totals['status'][row['status']] = totals['status'].get(row['status'], 0) + 1
-                for severity in SEVERITIES:
-                    totals['findings'][severity] += row[severity + 's'] or 0
-                totals['drives'] += row['data_drives'] or 0
-                totals['drift_nodes'] += 1 if row['drifted'] else 0
-                totals['throttled_drives'] += row['throttled'] or 0
-                gds = str(row['gds'] or 'unknown')
-                totals['gds_paths'][gds] = totals['gds_paths'].get(gds, 0) + 1
-                worst.add(row)
-                delta.add(row)
-                text = _compact(row)
-                jsonl.write((text[:-1] + ',' + rest[1:] + '\n').encode('utf-8'))
-                writer.writerow(csv_row([row.get(k) for k in NODE_CSV]))
-            csv_text.flush()
-            csv_text.detach()
-            csv_gz.close()
-            jsonl.close()
+            jsonl = _XzWriter(nodes_file)
+            try:
+                csv_gz = gzip.GzipFile(fileobj=csv_file, mode='wb', compresslevel=6, mtime=0)
+                csv_text = io.TextIOWrapper(csv_gz, encoding='utf-8', newline='')
+                writer = csv.writer(csv_text)
+                writer.writerow(NODE_CSV)
+                for i, line in enumerate(lines):
+                    row_json, _signature, rest = line.rstrip('\n').split('\t')
+                    row = dict(zip(ROW_KEYS, json.loads(row_json)))
+                    if outliers[i]:
+                        mark_outlier(row)
+                        totals['outliers'] += 1
+                    totals['status'][row['status']] = totals['status'].get(row['status'], 0) + 1
+                    for severity in SEVERITIES:
+                        totals['findings'][severity] += row[severity + 's'] or 0
+                    totals['drives'] += row['data_drives'] or 0
+                    totals['drift_nodes'] += 1 if row['drifted'] else 0
+                    totals['throttled_drives'] += row['throttled'] or 0
+                    gds = str(row['gds'] or 'unknown')
+                    totals['gds_paths'][gds] = totals['gds_paths'].get(gds, 0) + 1
+                    worst.add(row)
+                    delta.add(row)
+                    text = _compact(row)
+                    jsonl.write(text[:-1] + ',' + rest[1:] + '\n')
+                    writer.writerow(csv_row([row.get(k) for k in NODE_CSV]))
+                csv_text.flush()
+                csv_text.detach()
+                csv_gz.close()
+                jsonl.close()
+            finally:
+                jsonl.stop()   # the thread ended whatever happened
     overview = {
         'nodes': count, 'drives': totals['drives'], 'gds_paths': totals['gds_paths'],
         'status': dict((k, v) for k, v in totals['status'].items() if v), 'findings': totals['findings'],
