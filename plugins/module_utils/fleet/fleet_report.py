@@ -25,7 +25,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import array
-import base64
 import csv
 import gzip
 import heapq
@@ -35,15 +34,21 @@ import lzma
 import math
 import multiprocessing
 import os
-import queue
-import re
 import tempfile
-import threading
 import time
-import zlib
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import repeats
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.atomic_file import atomic_output
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet.fleet_files import (
+    CacheSource,
+    XzWriter,
+    cache_entries,
+    csv_row,
+    deflate,
+    pack_chunk,
+    read_cache_file,
+    side_document,
+)
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet.fleet_node import (
     ROW_KEYS,
     SEVERITIES,
@@ -60,15 +65,12 @@ DRIFT_GROUPS = 100          # drift groups listed (the largest); signatures coun
 DRIFT_SIGNATURES = 2000     # distinct drift signatures counted one by one; more are counted as one "other" group
 NAMES_LISTED = 1000         # new and gone nodes named in the changes since a previous report (all are counted)
 BATCH = 64                  # cache files per task of a worker process
-CONTROL_RE = re.compile(r'[\x00-\x1f\x7f-\x9f\u2028\u2029]')  # no line break or control character in a CSV cell
-FORMULA_LEADS = ('=', '+', '-', '@')  # a spreadsheet reads a cell starting so as a formula (OWASP: CSV injection)
 STATUSES = ('error', 'missing', 'stale', 'warning', 'drift', 'ok')   # worst first
 NODE_CSV = ROW_KEYS
 DRIVE_KEYS = ('name', 'serial', 'model', 'size_bytes', 'os_drive', 'temp_c', 'wctemp_c', 'throttled',
               'critical_warning', 'scheduler', 'nr_requests', 'read_ahead_kb', 'max_sectors_kb', 'nomerges',
               'rq_affinity', 'io_queues', 'link', 'drift')
 NAN = float('nan')
-INF = float('inf')
 
 
 def median(values):
@@ -148,103 +150,6 @@ def drift_signature(drift):
     return sorted(set((str(x['layer']), str(x['setting']), str(x['found']), str(x['target'])) for x in drift))
 
 
-def cache_entries(cache_dir, prefix=''):
-    """(host, file name) of every host of a jsonfile fact cache (2.19's s1_<host> files, or the older plain <host>
-    files; where a host has both, the first in name order), in host order. Only the names are held, once sorted as
-    one string (a few bytes a host, not a string object each)."""
-    cut = len(prefix)
-
-    def host_of(name):
-        host = name[cut:]
-        return host[3:] if host.startswith('s1_') else host
-    names = [name for name in os.listdir(cache_dir) if not name.startswith('.') and name.startswith(prefix)
-             and '\n' not in name]
-    names.sort()
-    if any(not name.startswith(prefix + 's1_') for name in names) and any(
-            name.startswith(prefix + 's1_') for name in names):
-        names.sort(key=host_of)   # both layouts: host order (stable: the name order within a host)
-    listing = '\n'.join(names)
-    del names
-    last, at = None, 0
-    while at < len(listing):
-        end = listing.find('\n', at)
-        end = len(listing) if end < 0 else end
-        name, at = listing[at:end], end + 1
-        host = host_of(name)
-        if host == last or not os.path.isfile(os.path.join(cache_dir, name)):
-            continue
-        last = host
-        yield host, name
-
-
-def _loads(text):
-    """A cache file's JSON: NaN, Infinity and a number beyond a float's range (1e999) refused, as
-    state_store.loads_strict does; its other checks (a key twice in one object, which ansible's encoder never
-    writes; the digits of a number, bounded by Python's own int limit here) cost three times the decoding on a
-    fleet's facts."""
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
-
-
-def _no_constant(name):
-    raise ValueError('%s is not a JSON number' % name)
-
-
-def _finite_float(text):
-    value = float(text)
-    if value in (INF, -INF):
-        raise ValueError('%s is out of range for a number' % text)
-    return value
-
-
-def read_cache_file(path, name):
-    """The document of one cache file (its __payload__ where it has one), or {__unreadable__, __why__}."""
-    with open(path, 'rb') as handle:
-        try:
-            doc = _loads(handle.read().decode('utf-8'))
-        except ValueError as exc:
-            return {'__unreadable__': name, '__why__': str(exc)}
-    if isinstance(doc, dict) and '__payload__' in doc:
-        payload = doc['__payload__']
-        try:
-            doc = _loads(payload) if isinstance(payload, str) else payload
-        except ValueError as exc:
-            doc = {'__unreadable__': name, '__why__': str(exc)}
-    return doc
-
-
-def iter_cache(cache_dir, prefix=''):
-    """(host, document) of every host of a jsonfile fact cache, in host order, one file in memory at a time."""
-    for host, name in cache_entries(cache_dir, prefix):
-        yield host, read_cache_file(os.path.join(cache_dir, name), name)
-
-
-class CacheSource(object):
-    """A jsonfile fact cache directory as the build's input: its files are read and decoded by worker processes."""
-
-    def __init__(self, cache_dir, prefix=''):
-        self.cache_dir = cache_dir
-        self.prefix = prefix
-
-    def __iter__(self):
-        return iter_cache(self.cache_dir, self.prefix)
-
-
-def csv_cell(value):
-    """A value as one safe CSV cell (the one escaping helper of every CSV the collection writes): numbers and None
-    as they are; text with its line breaks and other control characters made spaces, and a leading = + - @ (a
-    formula to a spreadsheet: a node or a drive controls these strings) behind a single quote."""
-    if value is None or isinstance(value, (bool, int, float)):
-        return value
-    text = CONTROL_RE.sub(' ', str(value))
-    if text[:1] in FORMULA_LEADS:
-        text = "'" + text
-    return text
-
-
-def csv_row(values):
-    return [csv_cell(value) for value in values]
-
-
 def failed_record(host, exc):
     """The record of a node whose document cannot be reported (a list where a name was expected, a number no
     float holds): the node is named, with what went wrong, and the report goes on with the others."""
@@ -254,22 +159,6 @@ def failed_record(host, exc):
     finding = _finding('error', None, 'the facts of %s cannot be reported (%s: %s)' % (
         host, type(exc).__name__, str(exc)[:200]), 'gather the host again; if it persists, its facts are malformed')
     return {'row': row, 'drives': [], 'drift': [], 'findings': [finding], 'curve': [], 'thermal': {}}
-
-
-def side_document(directory, host):
-    """The JSON document ``<directory>/<host>.json`` a playbook wrote on the controller beside the facts (the
-    verification's verify/, compression_readiness.yml's compression/); None without a directory, a file or JSON."""
-    if not directory:
-        return None
-    path = os.path.join(directory, '%s.json' % host)
-    if not os.path.isfile(path):
-        return None
-    try:
-        with open(path) as handle:
-            doc = json.load(handle)
-    except ValueError:
-        return None
-    return doc if isinstance(doc, dict) else None
 
 
 def _record(host, doc, targets, now, stale_hours, verify_dir, compression_dir):
@@ -322,7 +211,7 @@ def batch_parts(nodes, ctx):
         line, entry = node_parts(host, doc, ctx)
         lines.append(line)
         entries.append(entry)
-    return lines, _deflate(_encode(pack_chunk(entries)))
+    return lines, deflate(_encode(pack_chunk(entries)))
 
 
 _WORKER = {}
@@ -544,87 +433,6 @@ class _Changes(object):
                 'changed': self.changed}
 
 
-class _XzWriter(object):
-    """Text written as one xz stream to a binary handle, compressed in a thread of its own (LZMA releases the GIL:
-    the pass that makes the lines goes on meanwhile, on the other core), 256 KiB at a time, two in the queue."""
-
-    def __init__(self, handle, preset=1):
-        self.handle = handle
-        self.compressor = lzma.LZMACompressor(format=lzma.FORMAT_XZ, preset=preset)
-        self.queue = queue.Queue(maxsize=2)
-        self.parts, self.size, self.error = [], 0, None
-        self.thread = threading.Thread(target=self._run, name='fleet_report xz')
-        self.thread.daemon = True
-        self.thread.start()
-
-    def _run(self):
-        while True:
-            data = self.queue.get()
-            if data is None:
-                return
-            if self.error is None:
-                try:
-                    self.handle.write(self.compressor.compress(data))
-                except Exception as exc:  # pylint: disable=broad-except
-                    self.error = exc      # raised by close(); the queue is drained meanwhile
-
-    def write(self, text):
-        self.parts.append(text)
-        self.size += len(text)
-        if self.size >= 1 << 18:
-            self.queue.put(''.join(self.parts).encode('utf-8'))
-            self.parts, self.size = [], 0
-
-    def close(self):
-        """The rest compressed and the stream ended; the thread's error raised here."""
-        if self.parts:
-            self.queue.put(''.join(self.parts).encode('utf-8'))
-            self.parts = []
-        self.stop()
-        if self.error is not None:
-            raise self.error
-        self.handle.write(self.compressor.flush())
-
-    def stop(self):
-        if self.thread.is_alive():
-            self.queue.put(None)
-            self.thread.join()
-
-
-def _deflate(text):
-    """Raw DEFLATE (the browser's 'deflate-raw'), base64."""
-    comp = zlib.compressobj(9, zlib.DEFLATED, -15)
-    return base64.b64encode(comp.compress(text.encode('utf-8')) + comp.flush()).decode('ascii')
-
-
-def pack_chunk(entries):
-    """A chunk of the page's data file from [(row list, detail), ...]: column by column (DEFLATE's 32 KiB window
-    then sees a column's like values side by side: a quarter smaller than node by node) -
-    {r: [the column of each row key], nd: [drives a node], d: [the column of each drive field, all the chunk's
-    drives], nc: [curve points a node], c: [depths, MiB/s, ms], x, f, t: [a node's drift, findings, thermal]}."""
-    rows = [row for row, _detail in entries]
-    details = [detail for _row, detail in entries]
-    drives = [drive for detail in details for drive in detail['d']]
-    points = [point for detail in details for point in detail['c']]
-    return {'r': [list(column) for column in zip(*rows)], 'nd': [len(detail['d']) for detail in details],
-            'd': [list(column) for column in zip(*drives)], 'nc': [len(detail['c']) for detail in details],
-            'c': [list(column) for column in zip(*points)], 'x': [detail['x'] for detail in details],
-            'f': [detail['f'] for detail in details], 't': [detail['t'] for detail in details]}
-
-
-def unpack_chunk(packed):
-    """pack_chunk's inverse (the page's unpack() does the same): [(row list, detail), ...]."""
-    out, drive_at, point_at = [], 0, 0
-    for i, (drives, points) in enumerate(zip(packed['nd'], packed['nc'])):
-        detail = {'d': [[column[drive_at + j] for column in packed['d']] for j in range(drives)],
-                  'c': [[column[point_at + j] for column in packed['c']] for j in range(points)],
-                  'x': packed['x'][i], 'f': packed['f'][i], 't': packed['t'][i]}
-        drive_at += drives
-        point_at += points
-        out.append(([column[i] for column in packed['r']], detail))
-    return out
-
-
 def paths_of(out_dir, name='fleet_report'):
     return dict((k, os.path.join(out_dir, name + suffix)) for k, suffix in (
         ('html', '.html'), ('data', '_data.js'), ('json', '.json'), ('nodes', '_nodes.jsonl.xz'),
@@ -667,7 +475,7 @@ def build(nodes, out_dir, name='fleet_report', targets=None, plan_args=None, pre
         with atomic_output(paths['nodes'], binary=True) as nodes_file, \
                 atomic_output(paths['nodes_csv'], binary=True) as csv_file:
             # xz: its window spans many nodes (three quarters of gzip's size here); xzcat, Python's lzma, pandas
-            jsonl = _XzWriter(nodes_file)
+            jsonl = XzWriter(nodes_file)
             try:
                 csv_gz = gzip.GzipFile(fileobj=csv_file, mode='wb', compresslevel=6, mtime=0)
                 csv_text = io.TextIOWrapper(csv_gz, encoding='utf-8', newline='')

@@ -20,6 +20,7 @@ import zlib
 
 import pytest
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet import fleet_files as ff
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet import fleet_node as fn
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet import fleet_report as fr
 
@@ -39,7 +40,7 @@ def lab(tmp_path_factory, base):
     cache = str(tmp_path_factory.mktemp('labcache'))
     fleet_cache.write_cache(cache, 2, lab=True, now=NOW)
     out = str(tmp_path_factory.mktemp('labreport'))
-    result = fr.build(fr.iter_cache(cache), out, now=NOW, plan_args={
+    result = fr.build(ff.iter_cache(cache), out, now=NOW, plan_args={
         'checkpoint': 'llama3-8b', 'ranks_per_node': 2, 'window_s': 60, 'mtbf_hours': 20000})
     return result
 
@@ -63,7 +64,7 @@ def _chunks(result):
     for n, b64 in re.findall(r'^fleetChunk\((\d+),"([A-Za-z0-9+/=]*)"\);$', text, re.M):
         assert int(n) == len(out) // fr.CHUNK
         packed = json.loads(zlib.decompress(base64.b64decode(b64), -15))
-        out.extend([row, detail] for row, detail in fr.unpack_chunk(packed))
+        out.extend([row, detail] for row, detail in ff.unpack_chunk(packed))
     outliers = json.loads(re.findall(r'^fleetOutliers\((\[[0-9,]*\])\);$', text, re.M)[-1])
     for i in outliers:          # as the page does
         row = dict(zip(fn.ROW_KEYS, out[i][0]))
@@ -127,9 +128,9 @@ def test_a_chunk_packed_column_by_column_unpacks_to_its_nodes(base):
     records = [fn.node_record('n%d' % i, _doc(base), now=NOW) for i in range(3)]
     records[1] = fr.failed_record('n1', ValueError('bad'))          # no drives, no curve
     entries = [([r['row'][k] for k in fn.ROW_KEYS], fr.detail_of(r)) for r in records]
-    packed = fr.pack_chunk(entries)
+    packed = ff.pack_chunk(entries)
     assert packed['nd'] == [len(records[0]['drives']), 0, len(records[2]['drives'])] and packed['nc'][1] == 0
-    assert fr.unpack_chunk(json.loads(fr._compact(packed))) == [   # pylint: disable=protected-access
+    assert ff.unpack_chunk(json.loads(fr._compact(packed))) == [   # pylint: disable=protected-access
         (list(row), json.loads(fr._compact(detail))) for row, detail in entries]   # pylint: disable=protected-access
 
 
@@ -173,9 +174,9 @@ def test_missing_stale_and_unreadable_nodes(base, tmp_path):
     (cache / 's1_broken').write_text('{not json')
     (cache / 'plain').write_text(json.dumps(_doc(base)))
     (cache / 's1_wrapped').write_text(json.dumps({'__payload__': json.dumps(_doc(base))}))
-    hosts = dict(fr.iter_cache(str(cache)))
+    hosts = dict(ff.iter_cache(str(cache)))
     assert sorted(hosts) == ['broken', 'plain', 'wrapped'] and '__unreadable__' in hosts['broken']
-    result = fr.build(fr.iter_cache(str(cache)), str(tmp_path), now=NOW)
+    result = fr.build(ff.iter_cache(str(cache)), str(tmp_path), now=NOW)
     nodes = _nodes(result)
     assert nodes['broken']['status'] == 'error' and 'not JSON' in nodes['broken']['findings'][0]['message']
     # the fake node's DATA0002 raises critical warning 2 (temperature): an error with its fix
@@ -249,12 +250,12 @@ def test_compression_results_read_beside_the_facts(base, tmp_path):
 # --- what a node, a drive or another user controls (issue 31, finding 5) ---
 
 def test_a_csv_cell_holds_no_line_break_and_no_formula():
-    assert fr.csv_cell('=HYPERLINK("http://x","y")') == '\'=HYPERLINK("http://x","y")'
+    assert ff.csv_cell('=HYPERLINK("http://x","y")') == '\'=HYPERLINK("http://x","y")'
     for lead in '+-@':
-        assert fr.csv_cell(lead + 'cmd') == "'" + lead + 'cmd'
-    assert fr.csv_cell('QEMU\nRUN+="x"\r\u2028') == 'QEMU RUN+="x"  '
-    assert fr.csv_cell('\n=1') == ' =1'  # a break made a space: no longer a formula's first character
-    assert [fr.csv_cell(v) for v in (None, True, -3, -1.5, 'ok')] == [None, True, -3, -1.5, 'ok']
+        assert ff.csv_cell(lead + 'cmd') == "'" + lead + 'cmd'
+    assert ff.csv_cell('QEMU\nRUN+="x"\r\u2028') == 'QEMU RUN+="x"  '
+    assert ff.csv_cell('\n=1') == ' =1'  # a break made a space: no longer a formula's first character
+    assert [ff.csv_cell(v) for v in (None, True, -3, -1.5, 'ok')] == [None, True, -3, -1.5, 'ok']
 
 
 def test_hostile_strings_in_facts_stay_in_their_cell(base, tmp_path):
@@ -288,7 +289,7 @@ def test_one_bad_node_is_named_and_the_others_reported(base, tmp_path):
     assert '524288' in good
     out = tmp_path / 'out'
     out.mkdir()
-    result = fr.build(fr.iter_cache(str(cache)), str(out), now=NOW)
+    result = fr.build(ff.iter_cache(str(cache)), str(out), now=NOW)
     nodes = _nodes(result)
     assert sorted(nodes) == ['good', 'inf', 'listed', 'nan', 'wrapped_inf'] and result['nodes'] == 5
     assert nodes['good']['status'] != 'error' or nodes['good']['errors'] == 1  # the fake node's own finding
