@@ -18,9 +18,10 @@ import re
 import threading
 import zlib
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.state_store import loads_finite
+
 CONTROL_RE = re.compile(r'[\x00-\x1f\x7f-\x9f\u2028\u2029]')  # no line break or control character in a CSV cell
 FORMULA_LEADS = ('=', '+', '-', '@')  # a spreadsheet reads a cell starting so as a formula (OWASP: CSV injection)
-INF = float('inf')
 
 
 def cache_entries(cache_dir, prefix=''):
@@ -52,36 +53,17 @@ def cache_entries(cache_dir, prefix=''):
         yield host, name
 
 
-def _loads(text):
-    """A cache file's JSON: NaN, Infinity and a number beyond a float's range (1e999) refused, as
-    state_store.loads_strict does; its other checks (a key twice in one object, which ansible's encoder never
-    writes; the digits of a number, bounded by Python's own int limit here) cost three times the decoding on a
-    fleet's facts."""
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
-
-
-def _no_constant(name):
-    raise ValueError('%s is not a JSON number' % name)
-
-
-def _finite_float(text):
-    value = float(text)
-    if value in (INF, -INF):
-        raise ValueError('%s is out of range for a number' % text)
-    return value
-
-
 def read_cache_file(path, name):
     """The document of one cache file (its __payload__ where it has one), or {__unreadable__, __why__}."""
     with open(path, 'rb') as handle:
         try:
-            doc = _loads(handle.read().decode('utf-8'))
+            doc = loads_finite(handle.read().decode('utf-8'))
         except ValueError as exc:
             return {'__unreadable__': name, '__why__': str(exc)}
     if isinstance(doc, dict) and '__payload__' in doc:
         payload = doc['__payload__']
         try:
-            doc = _loads(payload) if isinstance(payload, str) else payload
+            doc = loads_finite(payload) if isinstance(payload, str) else payload
         except ValueError as exc:
             doc = {'__unreadable__': name, '__why__': str(exc)}
     return doc

@@ -64,12 +64,8 @@ WORST = 50                  # the worst nodes listed in the summary and on the p
 DRIFT_GROUPS = 100          # drift groups listed (the largest); signatures counted: at most DRIFT_SIGNATURES
 DRIFT_SIGNATURES = 2000     # distinct drift signatures counted one by one; more are counted as one "other" group
 NAMES_LISTED = 1000         # new and gone nodes named in the changes since a previous report (all are counted)
-BATCH = 64                  # cache files per task of a worker process
 STATUSES = ('error', 'missing', 'stale', 'warning', 'drift', 'ok')   # worst first
 NODE_CSV = ROW_KEYS
-DRIVE_KEYS = ('name', 'serial', 'model', 'size_bytes', 'os_drive', 'temp_c', 'wctemp_c', 'throttled',
-              'critical_warning', 'scheduler', 'nr_requests', 'read_ahead_kb', 'max_sectors_kb', 'nomerges',
-              'rq_affinity', 'io_queues', 'link', 'drift')
 NAN = float('nan')
 
 
@@ -134,8 +130,8 @@ def _script_json(value):
 
 
 def detail_of(record):
-    """What the page loads when a node opens: compact arrays (drives in DRIVE_KEYS order without
-    critical_warning, drift, findings, the depth curve, the thermal series as the record has it)."""
+    """What the page loads when a node opens: compact arrays (each drive's fields in the page's column order,
+    drift, findings, the depth curve, the thermal series as the record has it)."""
     return {'d': [[d['name'], d['serial'], d['model'], d['size_bytes'], d['os_drive'], d['temp_c'], d['wctemp_c'],
                    d['throttled'], d['scheduler'], d['nr_requests'], d['read_ahead_kb'], d['max_sectors_kb'],
                    d['nomerges'], d['rq_affinity'], d['io_queues'], d['link'], d['drift']] for d in record['drives']],

@@ -44,7 +44,6 @@ function el(tag,text,cls){var e=document.createElement(tag);if(text!==undefined&
 function svg(tag,attrs,text){var e=document.createElementNS(SVGNS,tag);for(var k in attrs)e.setAttribute(k,attrs[k]);
  if(text!==undefined)e.textContent=String(text);return e;}
 function fmt(v){return v===null||v===undefined?'\u2013':(typeof v==='number'?(Math.round(v*1000)/1000):String(v));}
-var RANK={error:0,missing:1,stale:2,warning:3,drift:4,ok:5};
 function cards(){
  var f=H.fleet, box=document.getElementById('cards');
  function card(label,value){var c=el('div',null,'card');c.appendChild(el('b',value));c.appendChild(el('span',label));

@@ -97,9 +97,9 @@ def _check_run(tmp_path, playbook, native=True):
                  checkpoint_io_report_dir=os.path.join(work, 'reports'))
     before = _tree(base)
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'), ANSIBLE_STRATEGY='linear',
-               ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', PWD=work,
-               **(NATIVE if native else {}))
-    env.pop('ANSIBLE_JINJA2_NATIVE', None) if not native else None
+               ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', PWD=work)
+    env.pop('ANSIBLE_JINJA2_NATIVE', None)
+    env.update(NATIVE if native else {})
     binary = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
     proc = subprocess.run([binary, '-i', 'localhost,', '-c', 'local', os.path.join(PLAYBOOKS, playbook), '--check',
                            '-e', json.dumps(extra)], env=env, cwd=work, capture_output=True, text=True, check=False,
