@@ -8,10 +8,12 @@ resident memory of that process and of its largest worker, and every output's si
 What it asserts holds on a slow machine as on a fast one, comparing what one run measured: all the output of a
 fleet of 10,000 nodes or more at most BYTES_PER_NODE bytes a node (50 MB for 100,000 nodes; bytes do not depend on
 the machine), the page itself under PAGE_BYTES whatever the fleet, the cost per node of the largest fleet at most
-SCALING times the cost per node of the smallest (the smallest built REPEATS times: its median, widened by the spread of its repeats), and the
-peak memory (the build's process and its largest worker together) of the largest fleet at most MEMORY_GROWTH times
-the smallest's. The seconds are printed, never compared with a fixed bound. --open also times opening each page in
-headless Chromium (Debian's, through Playwright) until its summary shows, printed only.
+SCALING times the cost per node of the smallest (the smallest built REPEATS times: its median, widened by the
+spread of its repeats), and the peak memory (the build's process and its largest worker together) of the largest
+fleet at most MEMORY_GROWTH times the smallest's, again when the largest is built a second time compared with its
+first report (the changes since a previous report: none, its nodes read alongside, not held). The seconds are
+printed, never compared with a fixed bound. --open also times opening each page in headless Chromium (Debian's,
+through Playwright) until its summary shows, printed only.
 
     python tests/bench/fleet_report_bench.py                      # 1000 and 10000 nodes
     python tests/bench/fleet_report_bench.py --nodes 10000 --nodes 100000 --open
@@ -72,17 +74,32 @@ def run(nodes, work, repeats=1):
     return result
 
 
-def build(cache, out):
-    """Build one report in this process; print its time, the files' sizes, the peak resident memory of this
-    process and of its largest worker."""
+def run_again(nodes, work):
+    """Build the report of ``nodes`` again, compared with the one run() left (the changes since a previous report:
+    its nodes read alongside, line by line)."""
+    out = os.path.join(work, 'again%d' % nodes)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    child = subprocess.run([sys.executable, os.path.abspath(__file__), '--build', os.path.join(work, 'cache%d' % nodes),
+                            out, os.path.join(work, 'report%d' % nodes, 'fleet_report.json')], check=True,
+                           stdout=subprocess.PIPE, universal_newlines=True)
+    return json.loads(child.stdout)
+
+
+def build(cache, out, previous=None):
+    """Build one report in this process (compared with the report ``previous`` names, if any); print its time, the
+    files' sizes, the peak resident memory of this process and of its largest worker."""
     started = time.time()
     result = fleet_report.build(fleet_report.CacheSource(cache), out, plan_args=PLAN, source=cache,
-                                workers=min(8, os.cpu_count() or 1))
+                                workers=min(8, os.cpu_count() or 1), previous=fleet_report.read_previous(previous))
     took = time.time() - started
     print(json.dumps({'report_s': took, 'bytes': dict((k, os.path.getsize(v)) for k, v in result['paths'].items()),
                       'peak_mib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
                       'worker_peak_mib': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0,
-                      'html': result['paths']['html']}))
+                      'html': result['paths']['html'],
+                      'changed': None if result['changes'] is None else sum(
+                          result['changes'][k] for k in ('new_count', 'gone_count')) + len(
+                              result['changes']['changed'])}))
 
 
 def open_seconds(html):
@@ -105,7 +122,7 @@ def main(argv=None):
     parser.add_argument('--nodes', type=int, action='append', help='fleet sizes (default 1000 and 10000)')
     parser.add_argument('--keep', help='work directory to keep (default: a temporary one, removed)')
     parser.add_argument('--open', action='store_true', help='also time opening each page in headless Chromium')
-    parser.add_argument('--build', nargs=2, metavar=('CACHE', 'OUT'), help=argparse.SUPPRESS)
+    parser.add_argument('--build', nargs='+', metavar='CACHE OUT [PREVIOUS]', help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.build:
         build(*args.build)
@@ -151,6 +168,20 @@ def main(argv=None):
             if peak > MEMORY_GROWTH * reference[3]:
                 problems.append('%d nodes took %.1f MiB at the peak, %.2fx what %d took: over %.1f (the memory grows '
                                 'with the fleet)' % (nodes, peak, peak / reference[3], reference[0], MEMORY_GROWTH))
+        if reference is not None:
+            nodes = sizes[-1]
+            r = run_again(nodes, work)
+            peak = r['peak_mib'] + r['worker_peak_mib']
+            print('%8d nodes again, compared with their first report: %.2f s, %d nodes changed, peak MiB %.1f '
+                  '(the build %.1f + its largest worker %.1f): %.2fx what %d nodes took without one (allowed %.1f)' % (
+                      nodes, r['report_s'], r['changed'], peak, r['peak_mib'], r['worker_peak_mib'],
+                      peak / reference[3], reference[0], MEMORY_GROWTH))
+            if r['changed']:
+                problems.append('%d nodes built again from one cache: %d changed' % (nodes, r['changed']))
+            if peak > MEMORY_GROWTH * reference[3]:
+                problems.append('%d nodes compared with a previous report took %.1f MiB at the peak, %.2fx what %d '
+                                'took: over %.1f (the previous report is held, not read alongside)' % (
+                                    nodes, peak, peak / reference[3], reference[0], MEMORY_GROWTH))
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -183,7 +183,7 @@ def _series(thermal, points=SERIES_POINTS):
 
 def _drift_value(found, target):
     """Whether a found value differs from a target (sizes compared in bytes, strings case-blind)."""
-    if target is None:
+    if target is None or (found == target and type(found) is type(target)):
         return False
     if isinstance(target, bool) or isinstance(found, bool):
         return bool(found) != bool(target)

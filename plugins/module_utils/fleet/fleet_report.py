@@ -26,11 +26,11 @@ __metaclass__ = type
 
 import array
 import csv
+import gc
 import gzip
 import heapq
 import io
 import json
-import lzma
 import math
 import multiprocessing
 import os
@@ -41,6 +41,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common im
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.atomic_file import atomic_output
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet.fleet_files import (
     CacheSource,
+    PreviousReport,
     XzWriter,
     cache_entries,
     csv_row,
@@ -194,8 +195,9 @@ def _parts(record):
             'curve': record['curve'], 'thermal': record['thermal']}
     row_list = [row[k] for k in ROW_KEYS]
     detail = detail_of(record)
+    # encoding raises here, inside the node's try, for what JSON cannot write (a NaN): the detail holds only what
+    # the row and the rest hold, so the chunk that carries it encodes
     line = '\t'.join((_encode(row_list), _encode(drift_signature(record['drift'])), _encode(rest))) + '\n'
-    _encode(detail)   # raises here, inside the node's try, for what JSON cannot write
     return line, (row_list, detail)
 
 
@@ -214,6 +216,9 @@ _WORKER = {}
 
 
 def _worker_init(ctx):
+    # a worker's objects are decoded JSON and the rows made of it: no cycles, freed as each node is done; the
+    # collector's full passes over them cost a tenth of the worker's time at the default thresholds
+    gc.set_threshold(50000, 20, 20)
     _WORKER.clear()
     _WORKER.update(ctx)
 
@@ -373,49 +378,72 @@ class _Inverted(object):
 
 
 def read_previous(path):
-    """A previous report's nodes as {generated_at, nodes: {host: [status, drifted]}} (its summary JSON beside its
-    nodes' JSON Lines, or a schema 1 report's JSON), or None where there is none."""
+    """A previous report (its summary JSON, its nodes' JSON Lines beside it; or a schema 1 report's JSON) as a
+    PreviousReport, or None where there is none."""
     if not path or not os.path.isfile(path):
         return None
-    with io.open(path, encoding='utf-8') as handle:
-        summary = json.load(handle)
-    if not isinstance(summary, dict):
-        raise ValueError('not a JSON object')
-    nodes = {}
-    if isinstance(summary.get('nodes'), list):          # schema 1: the nodes inside
-        for node in summary['nodes']:
-            if isinstance(node, dict):
-                nodes[str(node.get('host'))] = [node.get('status'), node.get('drifted')]
-    else:
-        lines = os.path.join(os.path.dirname(path), _dict(summary.get('files')).get('nodes') or '')
-        if not os.path.isfile(lines):
-            raise ValueError('its nodes file %s is not there' % lines)
-        with lzma.open(lines, 'rt', encoding='utf-8') as handle:
-            for line in handle:
-                node = json.loads(line)
-                nodes[str(node.get('host'))] = [node.get('status'), node.get('drifted')]
-    return {'generated_at': summary.get('generated_at'), 'nodes': nodes}
+    return PreviousReport(path)
 
 
 class _Changes(object):
-    """What changed since a previous report, compared node by node as the rows stream by."""
+    """What changed since a previous report, compared node by node as the rows stream by: where both reports'
+    hosts ascend (every report built from a fact cache), the previous report's lines are read alongside (a merge:
+    memory does not grow with the fleet); else its nodes are held as {host: (status, drifted)}."""
 
-    def __init__(self, previous):
+    def __init__(self, previous, in_order):
         self.previous = previous
-        self.seen = set() if previous else None
-        self.new, self.changed, self.new_count = [], [], 0
+        self.new, self.changed, self.gone, self.new_count, self.gone_count = [], [], [], 0, 0
+        self.merge = bool(previous) and previous.in_order and in_order
+        self.pending = self.last = self.stream = None
+        if not previous:
+            return
+        if self.merge:
+            self.stream = iter(previous)
+            self._advance()
+        else:
+            self.held = dict((host, (status, drifted)) for host, status, drifted in previous)
+
+    def _advance(self):
+        before = self.pending
+        self.pending = next(self.stream, None)
+        if before is not None and self.pending is not None and not before[0] < self.pending[0]:
+            raise ValueError('the previous report\'s nodes are not in host order (%r after %r): build it again' % (
+                self.pending[0], before[0]))
+
+    def _gone(self, host):
+        self.gone_count += 1
+        if len(self.gone) < NAMES_LISTED:
+            self.gone.append(host)
+
+    def _before(self, host):
+        if not self.merge:
+            before = self.held.pop(host, None)
+            if before is None and self.last is not None and self.last[0] == host:
+                before = self.last[1]
+            if before is not None:
+                self.last = (host, before)
+            return before
+        if self.last is not None and self.last[0] == host:   # a host twice in this build: compared again
+            return self.last[1]
+        while self.pending is not None and self.pending[0] < host:
+            self._gone(self.pending[0])
+            self._advance()
+        if self.pending is None or self.pending[0] != host:
+            return None
+        self.last = (host, self.pending[1:])
+        self._advance()
+        return self.last[1]
 
     def add(self, row):
         if not self.previous:
             return
         host = row['host']
-        before = self.previous['nodes'].get(host)
+        before = self._before(host)
         if before is None:
             self.new_count += 1
             if len(self.new) < NAMES_LISTED:
                 self.new.append(host)
             return
-        self.seen.add(host)
         if (before[0] != row['status'] or before[1] != row['drifted']) and len(self.changed) < NAMES_LISTED:
             self.changed.append({'host': host, 'status_before': before[0], 'status': row['status'],
                                  'drifted_before': before[1], 'drifted': row['drifted']})
@@ -423,9 +451,15 @@ class _Changes(object):
     def result(self):
         if not self.previous:
             return None
-        gone = sorted(host for host in self.previous['nodes'] if host not in self.seen)
-        return {'previous_generated_at': self.previous.get('generated_at'), 'new_nodes': sorted(self.new),
-                'new_count': self.new_count, 'gone_nodes': gone[:NAMES_LISTED], 'gone_count': len(gone),
+        if self.merge:
+            while self.pending is not None:
+                self._gone(self.pending[0])
+                self._advance()
+        else:
+            for host in sorted(self.held):
+                self._gone(host)
+        return {'previous_generated_at': self.previous.generated_at, 'new_nodes': sorted(self.new),
+                'new_count': self.new_count, 'gone_nodes': self.gone, 'gone_count': self.gone_count,
                 'changed': self.changed}
 
 
@@ -467,7 +501,7 @@ def build(nodes, out_dir, name='fleet_report', targets=None, plan_args=None, pre
         lines.seek(0)
         totals = {'status': dict((s, 0) for s in STATUSES), 'findings': dict((s, 0) for s in SEVERITIES),
                   'drives': 0, 'drift_nodes': 0, 'throttled_drives': 0, 'gds_paths': {}, 'outliers': 0}
-        worst, delta = _Worst(), _Changes(previous)
+        worst, delta = _Worst(), _Changes(previous, fleet.sorted)
         with atomic_output(paths['nodes'], binary=True) as nodes_file, \
                 atomic_output(paths['nodes_csv'], binary=True) as csv_file:
             # xz: its window spans many nodes (three quarters of gzip's size here); xzcat, Python's lzma, pandas
@@ -517,7 +551,7 @@ def build(nodes, out_dir, name='fleet_report', targets=None, plan_args=None, pre
                'generated_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now)), 'source': source,
                'files': dict((k, os.path.basename(v)) for k, v in paths.items() if k != 'json'),
                'row_keys': list(ROW_KEYS), 'fleet': overview, 'plan': plan, 'changes': changes, 'drift': drift,
-               'worst': worst_rows, 'worst_count': worst.count}
+               'worst': worst_rows, 'worst_count': worst.count, 'hosts_sorted': fleet.sorted}
     with atomic_output(paths['json']) as out:
         out.write(_compact(summary) + '\n')
     page = dict(summary, chunks={'size': CHUNK, 'first': fleet.first_hosts, 'sorted': fleet.sorted,

@@ -14,6 +14,7 @@ import gzip
 import json
 import lzma
 import os
+import random
 import re
 import sys
 import zlib
@@ -208,6 +209,62 @@ def test_changes_since_a_previous_report(lab, base, tmp_path):
     assert delta['new_nodes'] == ['node3'] and delta['gone_nodes'] == ['node2']
     assert (delta['new_count'], delta['gone_count']) == (1, 1)
     assert delta['previous_generated_at'] == '2026-12-03T00:00:00Z'
+
+
+class _Previous(object):
+    """A previous report's nodes as fleet_files.PreviousReport gives them."""
+
+    def __init__(self, nodes, in_order):
+        self.nodes, self.in_order, self.generated_at = nodes, in_order, '2026-12-02T00:00:00Z'
+
+    def __iter__(self):
+        return iter(self.nodes)
+
+
+def _changes(previous, rows, in_order=True):
+    delta = fr._Changes(previous, in_order)
+    for host, status, drifted in rows:
+        delta.add({'host': host, 'status': status, 'drifted': drifted})
+    return delta
+
+
+def test_changes_merged_line_by_line_are_the_changes_held_whole():
+    rng = random.Random(7)
+    hosts = ['n%04d' % i for i in range(3000)]
+    before = [(h, rng.choice(['ok', 'warning']), rng.randint(0, 1)) for h in hosts if rng.random() < 0.9]
+    after = [(h, rng.choice(['ok', 'warning']), rng.randint(0, 1)) for h in hosts if rng.random() < 0.9]
+    merged = _changes(_Previous(before, True), after)
+    assert merged.merge and not hasattr(merged, 'held')   # nothing of the previous report held
+    held = _changes(_Previous(before, True), after, in_order=False)
+    assert not held.merge
+    result = merged.result()
+    assert result == held.result()
+    gone = sorted(set(h for h, _s, _d in before) - set(h for h, _s, _d in after))
+    new = sorted(set(h for h, _s, _d in after) - set(h for h, _s, _d in before))
+    assert (result['gone_count'], result['new_count']) == (len(gone), len(new))
+    assert result['gone_nodes'] == gone[:fr.NAMES_LISTED] and result['new_nodes'] == new[:fr.NAMES_LISTED]
+    was = dict((h, (s, d)) for h, s, d in before)
+    assert result['changed'][:5] == [{'host': h, 'status_before': was[h][0], 'status': s, 'drifted_before': was[h][1],
+                                      'drifted': d} for h, s, d in after if h in was and was[h] != (s, d)][:5]
+
+
+def test_a_previous_report_out_of_host_order_is_refused_not_misread():
+    with pytest.raises(ValueError, match="not in host order .'a' after 'b'"):
+        _changes(_Previous([('b', 'ok', 0), ('a', 'ok', 0)], True), [('c', 'ok', 0)]).result()
+    unsorted = _changes(_Previous([('b', 'ok', 0), ('a', 'ok', 0)], False), [('a', 'error', 0)]).result()
+    assert unsorted['gone_nodes'] == ['b'] and unsorted['changed'][0]['status'] == 'error'
+
+
+def test_a_truncated_previous_report_is_a_clear_error(lab, tmp_path):
+    summary = _summary(lab)
+    assert summary['hosts_sorted'] is True
+    with open(lab['paths']['nodes'], 'rb') as handle:
+        data = handle.read()
+    (tmp_path / summary['files']['nodes']).write_bytes(data[:len(data) // 2])
+    (tmp_path / 'fleet_report.json').write_text(json.dumps(summary))
+    previous = fr.read_previous(str(tmp_path / 'fleet_report.json'))
+    with pytest.raises(ValueError, match="previous report's nodes file"):
+        list(previous)
 
 
 def test_plan_errors_are_reported_not_raised():
