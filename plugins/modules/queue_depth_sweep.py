@@ -27,10 +27,17 @@ description:
     RV(per_rank_depth) the per-rank depth, clamped to 1..O(nr_requests) when given.
   - With O(ranks=1) (a single stream) and O(ranks_per_drive), RV(per_rank_depth) is ceil(knee /
     O(ranks_per_drive)) clamped to 1..O(nr_requests), the estimate for ranks that were not measured together.
-  - Unless O(exhaustive=true), the sweep stops early once the bandwidth has not grown by more than
-    O(plateau_gain) over the last significant gain for O(plateau_points) depths in a row; this is what makes the
-    auto sweep cheaper than the full grid. Gains are compared with the bandwidth of the last significant gain,
-    not the best so far, so several small gains in a row still add up.
+  - With O(search=physics) (the default) the sweep does not walk every depth. It measures the first depth of
+    O(depths) (its latency) and the last (the ceiling), predicts the knee by Little's Law (ceiling x latency /
+    (block x ranks) per rank), then measures only the depths around the prediction, each once, and again (up to
+    O(repeats) runs) where its median is too close to the threshold to call, until the smallest listed depth
+    within 1 - O(fraction) of the best is found next to one below it. A curve that is not Little's Law (a depth
+    measured above the deepest one, from a throttle or a ceiling that moves) is walked instead, and
+    RV(search.reason) says why.
+  - The walk (O(search=walk), or the fallback) measures the depths in ascending order, O(repeats) runs each, and,
+    unless O(exhaustive=true), stops once the bandwidth has not grown by more than O(plateau_gain) over the last
+    significant gain for O(plateau_points) depths in a row. Gains are compared with the bandwidth of the last
+    significant gain, not the best so far, so several small gains in a row still add up.
   - The scratch files are made in a directory made for the sweep in O(directory)
     (C(.checkpoint_io.<label>.<random>), owned by root, mode 0700) with C(O_CREAT|O_EXCL|O_NOFOLLOW), through
     descriptors opened from C(/) without following a symlink another user could plant, and fio writes them
@@ -151,9 +158,16 @@ options:
     default: 0.95
   exhaustive:
     description:
-      - Measure every depth of O(depths) instead of stopping at the plateau.
+      - Measure every depth of O(depths), O(repeats) runs each (the grid a search is compared with).
     type: bool
     default: false
+  search:
+    description:
+      - V(physics) predicts the knee from the first and the last depth and measures around it; V(walk) measures
+        the depths in ascending order until the plateau. See the notes.
+    type: str
+    choices: [physics, walk]
+    default: physics
   plateau_gain:
     description:
       - A depth improves the curve when its bandwidth is more than this fraction above the bandwidth of the
@@ -369,6 +383,28 @@ block_size:
   returned: always
   type: int
   sample: 1048576
+search:
+  description: What the depth search did.
+  returned: success
+  type: dict
+  contains:
+    method:
+      description: V(physics), or V(walk) (asked for, or the physics search's fallback).
+      type: str
+    reason:
+      description: Why the sweep walked; V(null) for the physics search.
+      type: str
+    predicted_depth:
+      description: The per-rank depth Little's Law predicted from the first and the last depth; V(null) without.
+      type: int
+    measured_depths:
+      description: The depths measured, ascending.
+      type: list
+      elements: int
+    runs:
+      description: fio runs of the sweep (the scratch layout apart).
+      type: int
+  sample: {method: physics, reason: null, predicted_depth: 16, measured_depths: [1, 8, 16, 256], runs: 4}
 exhaustive:
   description: O(exhaustive) as given.
   returned: always
@@ -452,6 +488,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.ck
     sweep_point,
 )
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify import fio_job
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.depth_search import DepthSearch
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import scratch
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.fio import parse_fio_json
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.fio_runner import (
@@ -499,6 +536,7 @@ def argument_spec():
         free_space_margin=dict(type='raw', default=0.1),
         fraction=dict(type='raw', default=0.95),
         exhaustive=dict(type='bool', default=False),
+        search=dict(type='str', choices=['physics', 'walk'], default='physics'),
         plateau_gain=dict(type='raw', default=0.05),
         plateau_points=dict(type='int', default=3),
         ranks_per_drive=dict(type='int'),
@@ -582,15 +620,15 @@ def measure(params, values, fio, result, run, report=None):
     ranks, repeats = params['ranks'], params['repeats']
     files = [run.fio_file(name) for name in scratch_names(ranks)]
     engine, direct, bs = params['ioengine'], params['direct'], values['block_size']
-    curve = []
-    runs = []
+    by_depth = {}       # depth -> [sweep_point of each run]
     state = dict(written=0, seconds=0.0, last=None)
 
     def tell(depth, repeat):
         if report is not None:
+            points = [median_point(by_depth[d], d, ranks) for d in sorted(by_depth)]
             report(dict(depth=depth, repeat=repeat, repeats=repeats, bytes_written=state['written'],
                         seconds=round(state['seconds'], 3), last_bw_bytes=state['last'],
-                        points=[dict(depth=p['depth'], bw_bytes=p['bw_bytes'], spread=p['spread']) for p in curve]))
+                        points=[dict(depth=p['depth'], bw_bytes=p['bw_bytes'], spread=p['spread']) for p in points]))
 
     def run_once(argv, what):
         result['commands'].append(argv)
@@ -614,33 +652,36 @@ def measure(params, values, fio, result, run, report=None):
         state['written'] += parsed['jobs'][0]['write']['io_bytes']
         state['seconds'] += wall
         version = parsed['fio_version']
-        for depth in values['depths']:
+        search = DepthSearch(values['depths'], bs, ranks, floor=1 - params['fraction'], repeats=repeats,
+                             walk=params['search'] == 'walk', plateau_gain=params['plateau_gain'],
+                             plateau_points=params['plateau_points'], exhaustive=params['exhaustive'])
+        depth = search.next_depth()
+        while depth is not None:
             argv = sweep_argv(fio, files, depth, values['stream_scratch'], values['stream_io'], bs, engine,
                               values['runtime'], direct, values['ramp'])
-            measured = []
-            for repeat in range(repeats):
-                tell(depth, repeat + 1)
-                parsed, stderr, wall = run_once(argv, 'depth %d, run %d of %d' % (depth, repeat + 1, repeats))
-                try:
-                    measured.append(sweep_point(parsed, depth, values['ramp']))
-                except ValueError as exc:
-                    raise SweepFailed('%s (run %d of %d); fio stderr: %s'
-                                      % (exc, repeat + 1, repeats, stderr.strip()))
-                state['seconds'] += wall
-                state['written'] += measured[-1]['io_bytes'] + measured[-1]['ramp_bytes']
-                state['last'] = measured[-1]['bw_bytes']
-            runs.append({'depth': depth, 'bw': [m['bw_bytes'] for m in measured]})
-            curve.append(median_point(measured, depth, ranks))
-            if not params['exhaustive'] and plateau_reached([p['bw_bytes'] for p in curve], params['plateau_gain'],
-                                                            params['plateau_points']):
-                break
+            repeat = len(by_depth.get(depth, ())) + 1
+            tell(depth, repeat)
+            parsed, stderr, wall = run_once(argv, 'depth %d, run %d' % (depth, repeat))
+            try:
+                point = sweep_point(parsed, depth, values['ramp'])
+            except ValueError as exc:
+                raise SweepFailed('%s (depth %d, run %d); fio stderr: %s' % (exc, depth, repeat, stderr.strip()))
+            by_depth.setdefault(depth, []).append(point)
+            state['seconds'] += wall
+            state['written'] += point['io_bytes'] + point['ramp_bytes']
+            state['last'] = point['bw_bytes']
+            search.add(depth, point['bw_bytes'], point.get('mean_ns'))
+            depth = search.next_depth()
+        runs = [{'depth': d, 'bw': [m['bw_bytes'] for m in by_depth[d]]} for d in sorted(by_depth)]
+        curve = [median_point(by_depth[d], d, ranks) for d in sorted(by_depth)]
     except (IOError, OSError) as exc:
         raise SweepFailed('queue depth sweep failed: %s' % exc)
     finally:
         run.cleanup()
 
     try:
-        choice = smallest_within_noise(runs, floor=1 - params['fraction'])
+        # the physics search's own choice (the ceiling pooled from every depth past the knee), else the walk's
+        choice = search.choice() or smallest_within_noise(runs, floor=1 - params['fraction'])
         aggregate = [dict(p, depth=p['aggregate_depth']) for p in curve]
         # The knee_depth fields (Little's Law, latency) of the median curve; the noise may exceed 100% on a noisy
         # volume (measured on the lab's plain file-backed drives: spreads 0.41-1.89 with 4 ranks, 2 s runs).
@@ -659,7 +700,7 @@ def measure(params, values, fio, result, run, report=None):
     result.update(curve=curve, knee=knee, per_rank_depth=per_rank, bytes_written=state['written'],
                   seconds=round(state['seconds'], 3), points=len(curve),
                   stopped_early=len(curve) < len(values['depths']), fio_version=version, ranks=ranks,
-                  repeats=repeats)
+                  repeats=repeats, search=search.summary())
     return result
 
 

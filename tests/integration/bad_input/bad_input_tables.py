@@ -636,7 +636,7 @@ MODULES = {
             'depths': {'elements': 'int', 'el_range': (1, 65535), 'null': 'refuse',
                        'extra': [{'kind': 'duplicate', 'value': [2, 2]}]},
             'ioengine': {},
-            'direct': {}, 'exhaustive': {}, 'background': {},
+            'direct': {}, 'exhaustive': {}, 'background': {}, 'search': {},
             'runtime_per_point': {'range': (1, None), 'null': 'refuse'},
             'ramp_per_point': {'range': (0, 3600), 'null': 'refuse'},
             'size_per_point': {'type': 'size', 'null': 'refuse'},
@@ -992,6 +992,7 @@ ROLES = {
             'deepspeed_config_sweep_repeats': {'range': (1, 20), 'null': 'refuse'},
             'deepspeed_config_sweep_poll': {'range': (0, 3600), 'null': 'refuse'},
             'deepspeed_config_sweep_plateau_points': {'range': (1, 1024), 'null': 'refuse'},
+            'deepspeed_config_sweep_search': {'choices': ['physics', 'walk'], 'null': 'refuse'},
             'deepspeed_config_resweep': {'null': 'refuse'},
         }},
             # the thermal play's rewrite of this run's section: any depth in range needs deepspeed_config_result

@@ -100,8 +100,10 @@ def test_sweep_stops_early_on_a_plateau(tmp_path, capsys, monkeypatch):
     calls = []
     fake_run = fake_fio(bandwidth, 999, calls)
     monkeypatch.setattr(queue_depth_sweep, 'run_fio', fake_run)
-    rc, out = run(capsys, directory=str(tmp_path), scratch_size='8M')
+    rc, out = run(capsys, directory=str(tmp_path), scratch_size='8M', search='walk')
     assert rc == 0, out
+    assert out['search'] == {'method': 'walk', 'reason': 'asked for', 'predicted_depth': None,
+                             'measured_depths': [1, 2, 4, 8, 16], 'runs': 15}
     assert [p['depth'] for p in out['curve']] == [1, 2, 4, 8, 16]
     assert out['points'] == 5 and out['stopped_early'] is True
     assert out['knee']['knee'] == 2 and out['knee']['best_depth'] == 16
@@ -142,6 +144,41 @@ def varying_fio(series, calls):
     return fake_run
 
 
+def littles_fio(ceiling, latency_ms, calls):
+    """A run_fio stand-in for a volume that follows Little's Law: min(ceiling, depth x 1 MiB / latency) bytes/s,
+    its mean latency growing once the queue is past the knee."""
+    def fake_run(argv, timeout, **kwargs):
+        calls.append(argv)
+        name = [a for a in argv if a.startswith('--name=')][0][7:]
+        depth = 8 if name == 'layout' else int(name[2:])
+        bw = int(min(ceiling, depth * MIB / (latency_ms / 1e3)))
+        lat = max(latency_ms * 1e6, depth * MIB / float(ceiling) * 1e9)
+        doc = {'fio version': 'fio-3.33', 'jobs': [{'jobname': name, 'error': 0, 'job_runtime': 1000, 'write': {
+            'io_bytes': bw, 'bw_bytes': bw, 'runtime': 1000, 'iops': 1.0,
+            'clat_ns': {'percentile': {'99.000000': 2 * lat}}, 'lat_ns': {'mean': lat}}}]}
+        return 0, json.dumps(doc), '', 1.0, False
+    return fake_run
+
+
+def test_the_physics_search_measures_around_littles_law(tmp_path, capsys, monkeypatch):
+    """120 MiB/s at 160 ms a 1 MiB request: 19.2 in flight, depth 20 predicted; 1, 256, 32, 16 measured once each
+    (the grid: 27 runs) and 32 chosen, as the walk chooses."""
+    calls = []
+    monkeypatch.setattr(queue_depth_sweep, 'run_fio', littles_fio(120 * MIB, 160.0, calls))
+    rc, out = run(capsys, directory=str(tmp_path), scratch_size='8M', block_size='1M')
+    assert rc == 0, out
+    assert out['search'] == {'method': 'physics', 'reason': None, 'predicted_depth': 20,
+                             'measured_depths': [1, 16, 32, 256], 'runs': 4}
+    assert len(calls) == 1 + 4 and out['stopped_early'] is True and out['points'] == 4
+    assert out['knee']['per_rank'] == 32 and out['per_rank_depth'] == 32
+    assert out['knee']['best_bw_bytes'] == 120 * MIB
+    walked = []
+    monkeypatch.setattr(queue_depth_sweep, 'run_fio', littles_fio(120 * MIB, 160.0, walked))
+    rc, grid = run(capsys, directory=str(tmp_path), scratch_size='8M', block_size='1M', exhaustive=True)
+    assert rc == 0 and grid['knee']['per_rank'] == 32 and len(walked) == 1 + 27
+    assert out['bytes_written'] < 0.2 * grid['bytes_written']
+
+
 def test_one_fast_run_does_not_decide(tmp_path, capsys, monkeypatch):
     """Depth 16 has one lucky run (400); its median (300) is what counts, and 8 is as good within noise."""
     series = {1: [40, 41, 39], 2: [80, 81, 79], 4: [160, 158, 161], 8: [290, 300, 295], 16: [300, 400, 296],
@@ -169,7 +206,7 @@ def test_one_noisy_dip_does_not_end_the_sweep(tmp_path, capsys, monkeypatch):
     bandwidth = {1: 100, 2: 200, 4: 150, 8: 190, 16: 400, 32: 404, 64: 405, 128: 406}
     fake_run = fake_fio(bandwidth, 407, [])
     monkeypatch.setattr(queue_depth_sweep, 'run_fio', fake_run)
-    rc, out = run(capsys, directory=str(tmp_path), scratch_size='8M')
+    rc, out = run(capsys, directory=str(tmp_path), scratch_size='8M', search='walk')
     assert rc == 0, out
     assert out['knee']['knee'] == 16 and out['stopped_early'] is True
 
