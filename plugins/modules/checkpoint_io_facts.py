@@ -41,7 +41,7 @@ requirements:
   - Optional, used when present; the facts they provide are V(null) otherwise
     C(nvme-cli) (id-ctrl, smart-log, get-feature where the admin ioctl is refused), C(fio) (io_uring probe),
     C(xfsprogs) (xfs_info),
-    C(gdscheck) from the CUDA GDS tools, C(ldconfig), C(timeout) from coreutils (bounds every command).
+    C(gdscheck) from the CUDA GDS tools, C(timeout) from coreutils (bounds every command).
 notes:
   - Run with privilege escalation for full facts. As an unprivileged user, neither the admin ioctl nor
     nvme-cli can open the controllers and their facts (thresholds, smart-log counters) are V(null) with an
@@ -49,7 +49,13 @@ notes:
   - The fio probe reads 1 MiB of C(/dev/zero) through io_uring (C(--readonly)) and writes nothing, in check
     mode or not; set O(fio_probe=false) to skip it. It runs as the module's user, so it
     proves the engine for that user, not for O(training_user); C(io_uring.allowed_for_user)
-    covers the training user.
+    covers the training user. Its result and fio's version are kept for the boot in
+    C(/run/checkpoint_io/io_uring_probe.json) (a root-only directory on the tmpfs C(/run), written outside check
+    mode only) with what they depend on (the boot ID, fio's file, the user, C(kernel.io_uring_disabled) and
+    C(kernel.io_uring_group)). A later gather in the same boot reads it instead of starting fio twice, and says
+    so in C(io_uring.fio_probe_cached).
+  - Libraries (liburing, libcufile) are looked up in the directories C(/etc/ld.so.conf) names (its includes
+    followed) and the system's own, read directly, not through C(ldconfig -p).
   - Every command runs with C(LANG=C) and C(LC_ALL=C) and an argument list (no shell).
   - O(sysfs_root), O(procfs_root), O(devfs_root) and O(etc_root) exist for tests that point the module at
     a fake tree; leave them at their defaults on real nodes.
@@ -984,6 +990,12 @@ ansible_facts:
               type: str
               returned: always
               sample: null
+            fio_probe_cached:
+              description: Whether the probe's result and fio's version were read from this boot's earlier gather
+                (C(/run/checkpoint_io/io_uring_probe.json)) instead of running fio.
+              type: bool
+              returned: always
+              sample: false
             liburing:
               description: Whether liburing is installed.
               type: bool
@@ -1756,6 +1768,8 @@ def main():
         procfs_root=params['procfs_root'],
         devfs_root=params['devfs_root'],
         etc_root=params['etc_root'],
+        # the io_uring probe's result is kept for the boot in /run on a real node only (not under a fake /proc)
+        run_root='/run' if os.path.normpath(params['procfs_root']) == '/proc' else None,
     )
     facts = gather_facts(ctx, params)
     # The note of a section whose admin commands neither the ioctl nor nvme-cli answered (see NvmeInventory.cli_note)

@@ -44,13 +44,16 @@ class Context(object):
 
     def __init__(self, module=None, sysfs_root='/sys', procfs_root='/proc', devfs_root='/dev',
                  etc_root='/etc', which=None, runner=None, environ=None, tmpdir=None,
-                 lib_dirs=None, cuda_globs=None, timeout_s=DEFAULT_TIMEOUT_S, admin_reader=None, boot_root='/boot'):
+                 lib_dirs=None, cuda_globs=None, timeout_s=DEFAULT_TIMEOUT_S, admin_reader=None, boot_root='/boot',
+                 run_root=None):
         self.module = module
         self.sysfs_root = sysfs_root
         self.procfs_root = procfs_root
         self.devfs_root = devfs_root
         self.etc_root = etc_root
         self.boot_root = boot_root
+        # /run (a tmpfs, emptied at boot) where the facts keep what holds for a boot (the io_uring probe); None: nothing kept
+        self.run_root = run_root
         self.environ = os.environ if environ is None else environ
         self.tmpdir = tmpdir
         self.timeout_s = timeout_s
@@ -66,6 +69,10 @@ class Context(object):
         self._admin_reader = admin_reader
         self._bin_cache = {}
         self.cache = {}
+
+    @property
+    def check_mode(self):
+        return bool(self.module is not None and getattr(self.module, 'check_mode', False))
 
     # --- paths ----------------------------------------------------------------
     def sys(self, *parts):
@@ -158,37 +165,50 @@ class Context(object):
         return reader(dev_path)
 
 
-def ldconfig_libraries(ctx):
-    """{soname: [paths]} from ``ldconfig -p`` (cached per run); {} without ldconfig."""
-    if 'ldconfig' in ctx.cache:
-        return ctx.cache['ldconfig']
-    libs = {}
-    path = ctx.which('ldconfig', ['/sbin', '/usr/sbin'])
-    if path:
-        res = ctx.run([path, '-p'])
-        if not res['error']:
-            for line in res['stdout'].splitlines():
-                left, sep, target = line.partition(' => ')
-                if not sep:
-                    continue
-                soname = left.strip().split(' ', 1)[0]
-                libs.setdefault(soname, []).append(target.strip())
-    ctx.cache['ldconfig'] = libs
-    return libs
+def ld_so_conf_dirs(ctx, depth_limit=8):
+    """The library directories ``/etc/ld.so.conf`` names, its ``include`` globs followed (``depth_limit`` deep), as
+    ldconfig reads them to build its cache: read directly, not through ``ldconfig -p`` (a process, about a second
+    on a slow node, for a directory list). Paths under the root the context's /etc sits in; cached per run."""
+    if 'ld_so_conf' in ctx.cache:
+        return ctx.cache['ld_so_conf']
+    root = os.path.dirname(os.path.normpath(ctx.etc_root)) or '/'
+    dirs = []
+
+    def under_root(path):
+        return os.path.join(root, path.lstrip('/'))
+
+    def read(path, depth):
+        if depth > depth_limit:
+            return
+        try:
+            with open(path, encoding='utf-8', errors='replace') as handle:
+                lines = handle.read().splitlines()
+        except (IOError, OSError):
+            return
+        for line in lines:
+            line = line.split('#', 1)[0].strip()
+            if not line or line.startswith('hwcap'):
+                continue
+            if line.startswith('include') and line[7:8].isspace():
+                for pattern in line[8:].split():
+                    pattern = pattern if pattern.startswith('/') else '/etc/' + pattern
+                    for included in sorted(glob.glob(under_root(pattern))):
+                        read(included, depth + 1)
+                continue
+            for directory in line.replace(',', ' ').replace(':', ' ').split():
+                if directory.startswith('/') and under_root(directory) not in dirs:
+                    dirs.append(under_root(directory))
+    read(ctx.etc('ld.so.conf'), 0)
+    ctx.cache['ld_so_conf'] = dirs
+    return dirs
 
 
 def find_library(ctx, stem, extra_globs=None):
-    """Paths of ``<stem>.so*`` known to ldconfig, else found in ctx.lib_dirs / extra_globs."""
+    """Paths of ``<stem>.so*`` in the directories ldconfig caches (ld_so_conf_dirs, then ctx.lib_dirs: the trusted
+    ones) and ``extra_globs``, in that order."""
     found = []
-    for soname, paths in sorted(ldconfig_libraries(ctx).items()):
-        if soname == stem + '.so' or soname.startswith(stem + '.so.'):
-            for path in paths:
-                if path not in found:
-                    found.append(path)
-    if found:
-        return found
-    patterns = [os.path.join(d, stem + '.so*') for d in ctx.lib_dirs] + list(extra_globs or [])
-    for pattern in patterns:
+    patterns = [os.path.join(d, stem + '.so*') for d in ld_so_conf_dirs(ctx) + list(ctx.lib_dirs)]
+    for pattern in patterns + list(extra_globs or []):
         for path in sorted(glob.glob(pattern)):
             if path not in found:
                 found.append(path)

@@ -190,7 +190,7 @@ def derive_path(facts, effective, source):
     if not facts['gpus']:
         return 'unavailable', 'no NVIDIA GPU: /proc/driver/nvidia/gpus is empty'
     if not facts['libcufile']:
-        return 'unavailable', 'libcufile not found (ldconfig -p, library dirs, /usr/local/cuda*): no cuFile'
+        return 'unavailable', 'libcufile not found (the ld.so.conf directories, the library dirs, /usr/local/cuda*): no cuFile'
     reasons = []
     p2pdma = bool(_prop(effective, 'properties.use_pci_p2pdma')) and not p2pdma_blocker(facts)
     if not facts['nvidia_fs_loaded'] and not p2pdma:

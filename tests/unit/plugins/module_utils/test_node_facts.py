@@ -464,18 +464,84 @@ def test_fio_missing_or_probe_disabled(node):
     assert runner.count('--ioengine=io_uring') == 0
 
 
-def test_liburing_from_lib_dirs_and_ldconfig(node):
+def test_liburing_from_lib_dirs_and_ld_so_conf(node):
     write(os.path.join(node.base, 'usr', 'lib', 'liburing.so.2.3'), 'ELF')
-    section = io_uring_facts.collect(make_context(node, standard_runner(node)), fio_probe=False)
-    assert section['liburing'] is True and section['liburing_path'].endswith('liburing.so.2.3')
-
-    runner = standard_runner(node, bins={'ldconfig': '/sbin/ldconfig'})
-    runner.table.insert(0, (lambda a: a == ['/sbin/ldconfig', '-p'], (
-        0, '123 libs found in cache `/etc/ld.so.cache\'\n'
-           '\tliburing.so.2 (libc6,x86-64) => /lib/x86_64-linux-gnu/liburing.so.2\n'
-           '\tlibz.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libz.so.1\n', '')))
+    runner = standard_runner(node)
     section = io_uring_facts.collect(make_context(node, runner), fio_probe=False)
-    assert section['liburing_path'] == '/lib/x86_64-linux-gnu/liburing.so.2'
+    assert section['liburing'] is True and section['liburing_path'].endswith('liburing.so.2.3')
+    assert not [c for c in runner.calls if 'ldconfig' in c[0]]   # no process to find a library
+
+    # the directories ld.so.conf names (its includes followed, comments and hwcap lines skipped) come first
+    os.remove(os.path.join(node.base, 'usr', 'lib', 'liburing.so.2.3'))
+    write(os.path.join(node.etc, 'ld.so.conf'), 'include /etc/ld.so.conf.d/*.conf\n# a comment\nhwcap 0 nosegneg\n')
+    write(os.path.join(node.etc, 'ld.so.conf.d', 'x.conf'), '/opt/uring/lib, /opt/other:/opt/third # trailing\n'
+                                                            'include nested/*.conf\n')
+    write(os.path.join(node.etc, 'nested', 'y.conf'), '/opt/nested\n')
+    write(os.path.join(node.base, 'opt', 'nested', 'liburing.so.2'), 'ELF')
+    ctx = make_context(node, standard_runner(node))
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.context import ld_so_conf_dirs
+    assert ld_so_conf_dirs(ctx) == [os.path.join(node.base, d) for d in (
+        'opt/uring/lib', 'opt/other', 'opt/third', 'opt/nested')]
+    section = io_uring_facts.collect(ctx, fio_probe=False)
+    assert section['liburing_path'] == os.path.join(node.base, 'opt', 'nested', 'liburing.so.2')
+
+
+def test_an_include_loop_in_ld_so_conf_ends(node):
+    write(os.path.join(node.etc, 'ld.so.conf'), 'include /etc/ld.so.conf\n/opt/lib\n')
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.context import ld_so_conf_dirs
+    assert ld_so_conf_dirs(make_context(node, standard_runner(node))) == [os.path.join(node.base, 'opt', 'lib')]
+
+
+class _Module(object):
+    def __init__(self, check_mode):
+        self.check_mode = check_mode
+
+
+def _probe_context(node, check_mode=False, fio=None):
+    fio = fio or os.path.join(node.base, 'usr', 'bin', 'fio')
+    if not os.path.exists(fio):
+        write(fio, 'fio')
+    write(os.path.join(node.proc, 'sys', 'kernel', 'random', 'boot_id'), 'b00t-1\n')
+    if not os.path.isdir(os.path.join(node.base, 'run')):
+        os.mkdir(os.path.join(node.base, 'run'))           # a node's /run (a tmpfs) is always there
+    runner = standard_runner(node, bins={'fio': fio})
+    return make_context(node, runner, run_root=os.path.join(node.base, 'run'), module=_Module(check_mode)), runner
+
+
+def test_the_fio_probe_runs_once_a_boot(node):
+    cache = os.path.join(node.base, 'run', 'checkpoint_io', 'io_uring_probe.json')
+    ctx, runner = _probe_context(node, check_mode=True)
+    first = io_uring_facts.collect(ctx, fio_probe=True)
+    assert first['fio_io_uring_works'] is True and first['fio_probe_cached'] is False
+    assert not os.path.exists(cache)                      # check mode keeps nothing
+    ctx, runner = _probe_context(node)
+    io_uring_facts.collect(ctx, fio_probe=True)
+    assert oct(os.stat(os.path.dirname(cache)).st_mode & 0o777) == '0o700'
+    assert oct(os.stat(cache).st_mode & 0o777) == '0o600'
+    ctx, runner = _probe_context(node, check_mode=True)
+    again = io_uring_facts.collect(ctx, fio_probe=True)
+    assert again['fio_probe_cached'] is True and runner.calls == []     # neither the probe nor fio --version
+    assert (again['fio_version'], again['fio_io_uring_works'], again['fio_probe_error']) == ('3.33', True, None)
+    # a new boot, or io_uring switched off, probes again
+    write(os.path.join(node.proc, 'sys', 'kernel', 'io_uring_disabled'), '2\n')
+    ctx, runner = _probe_context(node)
+    assert io_uring_facts.collect(ctx, fio_probe=True)['fio_probe_cached'] is False
+    assert runner.count('--ioengine=io_uring') == 1
+
+
+def test_a_probe_cache_others_could_write_is_not_read(node):
+    ctx, runner = _probe_context(node)
+    io_uring_facts.collect(ctx, fio_probe=True)
+    directory = os.path.join(node.base, 'run', 'checkpoint_io')
+    os.chmod(directory, 0o777)
+    ctx, runner = _probe_context(node, check_mode=True)
+    assert io_uring_facts.collect(ctx, fio_probe=True)['fio_probe_cached'] is False
+    os.chmod(directory, 0o700)
+    target = os.path.join(directory, 'io_uring_probe.json')
+    os.rename(target, target + '.real')
+    os.symlink(target + '.real', target)                 # a link where the file was: not followed
+    ctx, runner = _probe_context(node, check_mode=True)
+    assert io_uring_facts.collect(ctx, fio_probe=True)['fio_probe_cached'] is False
 
 
 # ----------------------------------------------------------------------------- xfs
