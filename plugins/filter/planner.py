@@ -14,13 +14,15 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet imp
 
 def checkpoint_plan(checkpoint, ranks_per_node=None, window_s=None, drive_mib_s=None, latency_ms=None,
                     block_size='1M', nodes=None, now_mib_s=None, tuned_mib_s=None, drives_per_node=None,
-                    mtbf_hours=None, accelerators_per_node=None):
+                    mtbf_hours=None, accelerators_per_node=None, drive_tbw=None, drive_dwpd=None, drive_capacity=None,
+                    warranty_years=5, interval_s=None):
     """``'llama3-70b' | ai_storage.checkpoint_io.checkpoint_plan(ranks_per_node=8, window_s=60, ...)``."""
     try:
         return _planner.plan(checkpoint, ranks_per_node, window_s, drive_mib_s, latency_ms, block_size=block_size,
                              nodes=nodes, now_mib_s=now_mib_s, tuned_mib_s=tuned_mib_s,
                              drives_per_node=drives_per_node, mtbf_hours=mtbf_hours,
-                             accelerators_per_node=accelerators_per_node)
+                             accelerators_per_node=accelerators_per_node, drive_tbw=drive_tbw, drive_dwpd=drive_dwpd,
+                             drive_capacity=drive_capacity, warranty_years=warranty_years, interval_s=interval_s)
     except (ValueError, TypeError) as exc:
         raise AnsibleFilterError('checkpoint_plan: %s' % exc)
 

@@ -88,7 +88,9 @@ options:
         or a preset), C(ranks_per_node), C(window_s), and optionally C(mtbf_hours), C(nodes),
         C(accelerators_per_node), C(block_size), C(drive_mib_s) and C(latency_ms) (by default the fleet's median
         sweep ceiling per drive and latency), C(now_mib_s) and C(tuned_mib_s) (by default the slowest node's
-        verification before and after). Empty - no plan.
+        verification before and after), and the drives' rated endurance (C(drive_tbw), or C(drive_dwpd) with
+        C(drive_capacity) and C(warranty_years)) with C(interval_s) for what the checkpoints cost the drives.
+        Empty - no plan.
     type: dict
     default: {}
   previous:

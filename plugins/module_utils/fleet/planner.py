@@ -15,6 +15,12 @@ accelerators per node), a write window and the measured per-drive ceiling and la
   C / tau (writing checkpoints, the accelerators wait) + tau / (2 x M_fleet) (the work redone after a failure,
   half an interval on average), times the accelerators, times 24 hours.
 
+With a drive's rated endurance (terabytes written, or drive writes per day over the warranty) and an interval
+(given, or the tuned Young/Daly one), what the checkpoints cost the drives: the bytes each drive writes per
+checkpoint (the node's share over its drives) and per day, the share of its rated life a day of checkpoints uses,
+and the years until the checkpoints alone reach it. Host writes: the drive's own write amplification (about 1 for
+large sequential writes) is not counted.
+
 Presets (PRESETS): the total checkpoint and the rank count of MLPerf Storage's checkpointing workloads
 (mlcommons/storage, the checkpointing table of its README; GB there are 1024^3 bytes, as its results count):
 Llama3 8B 105 GB over 8 ranks, 70B 912 GB over 64, 405B 5.29 TB over 512, 1T 18 TB over 1024. The first three match
@@ -43,6 +49,8 @@ PRESETS = {
 }
 BYTES_PER_PARAMETER = 14   # bf16 weights + fp32 master weights + 2 fp32 Adam moments (the presets' check)
 HOURS_PER_DAY = 24
+DAYS_PER_YEAR = 365
+TB = 1000 ** 4             # endurance ratings are in decimal terabytes
 
 
 def _positive(name, value, integer=False, zero_ok=False):
@@ -100,15 +108,53 @@ def _cost(checkpoint_s, mtbf_fleet_s, accelerators):
             'first_order_valid': checkpoint_s < mtbf_fleet_s / 2.0}
 
 
+def rated_bytes(drive_tbw=None, drive_dwpd=None, drive_capacity=None, warranty_years=5):
+    """(bytes a drive is rated to write, how it was known) from its TBW (terabytes, 10^12 bytes, as datasheets
+    state it) or its drive writes per day x capacity x 365 x the warranty's years; (None, None) without either."""
+    if drive_tbw is not None:
+        if drive_dwpd is not None:
+            raise ValueError('drive_tbw and drive_dwpd: give one rating, not both')
+        return _positive('drive_tbw', drive_tbw) * TB, 'tbw'
+    if drive_dwpd is None:
+        return None, None
+    dwpd = _positive('drive_dwpd', drive_dwpd)
+    if drive_capacity is None:
+        raise ValueError('drive_dwpd: %r needs drive_capacity (the drive\'s size) to give bytes' % (drive_dwpd,))
+    capacity = units.parse_size(drive_capacity, 'drive_capacity')
+    return dwpd * capacity * DAYS_PER_YEAR * _positive('warranty_years', warranty_years), 'dwpd'
+
+
+def endurance(per_node, drives, rated, source, interval_s=None, interval_source=None, capacity=None):
+    """What the checkpoints cost each drive (the module docstring); the per-day figures None without an interval."""
+    per_checkpoint = per_node / float(drives)
+    out = {'rated_bytes_per_drive': rated, 'rated_from': source, 'bytes_per_drive_per_checkpoint': per_checkpoint,
+           'interval_s': interval_s, 'interval_from': interval_source, 'checkpoints_per_day': None,
+           'bytes_per_drive_per_day': None, 'drive_writes_per_day': None, 'life_share_per_day': None,
+           'years_to_rated_life': None}
+    if interval_s:
+        per_day = HOURS_PER_DAY * 3600.0 / interval_s
+        daily = per_checkpoint * per_day
+        out.update(checkpoints_per_day=per_day, bytes_per_drive_per_day=daily, life_share_per_day=daily / rated,
+                   years_to_rated_life=rated / daily / DAYS_PER_YEAR,
+                   drive_writes_per_day=daily / capacity if capacity else None)
+    return out
+
+
 def plan(checkpoint, ranks_per_node, window_s, drive_mib_s, latency_ms, block_size='1M', nodes=None,
-         now_mib_s=None, tuned_mib_s=None, drives_per_node=None, mtbf_hours=None, accelerators_per_node=None):
+         now_mib_s=None, tuned_mib_s=None, drives_per_node=None, mtbf_hours=None, accelerators_per_node=None,
+         drive_tbw=None, drive_dwpd=None, drive_capacity=None, warranty_years=5, interval_s=None):
     """The plan (a dict; see the module docstring and plugins/filter/checkpoint_plan.yml).
 
     ``nodes``: the fleet size; by default a preset's ranks / ranks_per_node (rounded up), else 1.
     ``now_mib_s``: the slowest node's checkpoint bandwidth now (MiB/s; the verification's "before").
     ``tuned_mib_s``: the slowest node's bandwidth after tuning; by default drives_per_node (installed, or the
     drives the window needs) x the drive ceiling.
+    ``drive_tbw`` or ``drive_dwpd`` (with ``drive_capacity``, ``warranty_years``): the drive's rated endurance;
+    ``interval_s``: the checkpoint interval (by default the tuned Young/Daly one, with ``mtbf_hours``).
     """
+    rated, rated_from = rated_bytes(drive_tbw, drive_dwpd, drive_capacity, warranty_years)
+    if interval_s is not None:
+        interval_s = _positive('interval_s', interval_s)
     size, preset, preset_ranks = checkpoint_size(checkpoint)
     ranks = _positive('ranks_per_node', ranks_per_node, integer=True)
     window = _positive('window_s', window_s)
@@ -159,6 +205,13 @@ def plan(checkpoint, ranks_per_node, window_s, drive_mib_s, latency_ms, block_si
         if out['now']:
             out['accelerator_hours_per_day_saved'] = (out['now']['accelerator_hours_per_day']
                                                       - out['after']['accelerator_hours_per_day'])
+    out['endurance'] = None
+    if rated:
+        interval, source = ((interval_s, 'given') if interval_s else
+                            (out['after']['interval_s'], 'young_daly') if out.get('after') else (None, None))
+        capacity = units.parse_size(drive_capacity, 'drive_capacity') if drive_capacity is not None else None
+        out['endurance'] = endurance(per_node, installed or drives_needed, rated, rated_from, interval, source,
+                                     capacity)
     return out
 
 
@@ -180,4 +233,9 @@ def plan_line(p):
         else:
             text += '; Young/Daly interval %.0f s; %.1f accelerator-hours/day lost' % (
                 p['after']['interval_s'], p['after']['accelerator_hours_per_day'])
+    wear = p.get('endurance') or {}
+    if wear.get('life_share_per_day') is not None:
+        text += '; each drive writes %.2f TB a day of checkpoints, %.2f%% of its rated life a year (%.1f years to it)' % (
+            wear['bytes_per_drive_per_day'] / TB, wear['life_share_per_day'] * DAYS_PER_YEAR * 100,
+            wear['years_to_rated_life'])
     return text
