@@ -26,8 +26,15 @@ def drives_behind(facts, dirs):
         raise AnsibleFilterError('drives_behind: %s' % exc)
 
 
+def drive_writes(after, before):
+    try:
+        return _health.writes_between(before, after)
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise AnsibleFilterError('drive_writes: %s' % exc)
+
+
 class FilterModule(object):
     """A measurement's preconditions and the drives' health around it."""
 
     def filters(self):
-        return {'drive_health': drive_health, 'drives_behind': drives_behind}
+        return {'drive_health': drive_health, 'drives_behind': drives_behind, 'drive_writes': drive_writes}

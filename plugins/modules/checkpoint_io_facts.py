@@ -653,6 +653,12 @@ ansible_facts:
                   type: bool
                   returned: always
                   sample: false
+                sectors_written:
+                  description: 512-byte sectors written to the device since boot (C(stat), field 7); what a run
+                    wrote to it is the change between two gathers of one boot.
+                  type: int
+                  returned: always
+                  sample: 20971520
                 hw_contexts:
                   description: Number of blk-mq hardware contexts (C(mq/*)); V(null) for bio-based devices.
                   type: int

@@ -79,6 +79,38 @@ def drive_state(facts, ns):
             'critical_warning': value, 'warnings': _warnings(value, bits), 'media_errors': heat.get('media_errors')}
 
 
+def writes_between(before, after):
+    """The bytes written to each NVMe namespace between two gathers of the facts (block and nvme sections),
+    matched by identity (serial and WWID: a kernel name may change), from the block layer's sectors written:
+    [{name, serial, bytes, why, line}], ``bytes`` None with ``why`` where it cannot be told (a drive new since, a
+    counter that went back: the node rebooted in between, a device without the counter)."""
+    def counters(facts):
+        return dict((d.get('name'), d.get('sectors_written')) for d in section(facts, 'block').get('devices') or []
+                    if isinstance(d, dict))
+    old, new = counters(before), counters(after)
+    out = []
+    for ns in section(after, 'nvme').get('namespaces') or []:
+        if not isinstance(ns, dict) or ns.get('name') not in new:
+            continue
+        now = drive_state(after, ns)
+        then = _find(before, now)
+        entry = {'name': now['name'], 'serial': now['serial'], 'bytes': None, 'why': None}
+        start, end = (old.get(then['name']) if then else None), new.get(now['name'])
+        if then is None:
+            entry['why'] = 'not on the node at the first gather'
+        elif start is None or end is None:
+            entry['why'] = 'no sectors written counter'
+        elif end < start:
+            entry['why'] = 'the counter went back (the node rebooted in between)'
+        else:
+            entry['bytes'] = (end - start) * 512
+        written = ('%.2f GiB written' % (entry['bytes'] / 1073741824.0) if entry['bytes'] is not None
+                   else 'not known (%s)' % entry['why'])
+        entry['line'] = '%s %s' % (_label(now), written)
+        out.append(entry)
+    return out
+
+
 def _label(drive):
     return '%s (%s)' % (drive.get('serial') or 'serial unknown', drive.get('name'))
 

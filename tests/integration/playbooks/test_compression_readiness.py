@@ -89,3 +89,26 @@ def test_check_mode_writes_nothing_on_the_controller(tmp_path, ckpts):
     rc, out = run_playbook(PLAYBOOK, '--check', '-e', json.dumps(extra))
     assert rc == 0, out[-3000:]
     assert sorted(str(p.relative_to(reports)) for p in reports.rglob('*')) == before
+
+
+def test_the_summary_shows_what_the_run_wrote_to_each_drive(tmp_path):
+    """The summary's run_writes: the change of each drive's sectors written since the first play's facts."""
+    def facts(sectors):
+        return {'nvme': {'controllers': [{'name': 'nvme1', 'serial': 'DATA0001', 'namespaces': ['nvme1n1'],
+                                          'io_queues': 2}],
+                         'namespaces': [{'name': 'nvme1n1', 'wwid': 'eui.1', 'controllers': ['nvme1']}]},
+                'block': {'devices': [{'name': 'nvme1n1', 'sectors_written': sectors, 'scheduler': 'none',
+                                       'nr_requests': 1023, 'read_ahead_kb': 128}]}}
+    playbook = tmp_path / 'summary.yml'
+    playbook.write_text(
+        '- hosts: localhost\n'
+        '  gather_facts: false\n'
+        '  tasks:\n'
+        '    - ansible.builtin.debug:\n'
+        '        msg: "{{ lookup(\'ansible.builtin.template\', \'%s\') | from_yaml }}"\n'
+        '      vars:\n'
+        '        ansible_facts: {checkpoint_io: %s}\n'
+        '        checkpoint_io_before: %s\n' % (SUMMARY, json.dumps(facts(4096 + 3 * 2097152)), json.dumps(facts(4096))))
+    rc, out = run_playbook(str(playbook))
+    assert rc == 0, out[-3000:]
+    assert 'DATA0001 (nvme1n1) 3.00 GiB written' in out, out[-3000:]

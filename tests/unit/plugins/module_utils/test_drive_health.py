@@ -186,3 +186,28 @@ def test_the_filter_names_itself_on_bad_input():
         drive_health(facts(), before=[], write=['nvme1n1'])
     with pytest.raises(AnsibleFilterError, match='drive_health: expected the whole ansible_facts.checkpoint_io'):
         drive_health({'namespaces': []}, DIRS)
+
+
+def _facts(drives):
+    """nvme and block sections: {kernel name: (serial, wwid, sectors written)}."""
+    return {'nvme': {'controllers': [{'name': 'nvme%d' % i, 'serial': serial} for i, (serial, _w, _s)
+                                     in enumerate(drives.values())],
+                     'namespaces': [{'name': name, 'wwid': wwid, 'controllers': ['nvme%d' % i]} for i, (name, (
+                         _serial, wwid, _s)) in enumerate(drives.items())]},
+            'block': {'devices': [{'name': name, 'sectors_written': sectors} for name, (_serial, _wwid, sectors)
+                                  in drives.items()]}}
+
+
+def test_writes_between_two_gathers_by_identity():
+    before = _facts({'nvme1n1': ('DATA0001', 'eui.1', 1000), 'nvme2n1': ('DATA0002', 'eui.2', 50),
+                     'nvme3n1': ('DATA0003', 'eui.3', None)})
+    # DATA0001 came back as nvme2n1 (kernel names moved), DATA0002 as nvme1n1 with its counter reset, DATA0004 is new
+    after = _facts({'nvme2n1': ('DATA0001', 'eui.1', 1000 + 2097152), 'nvme1n1': ('DATA0002', 'eui.2', 10),
+                    'nvme3n1': ('DATA0003', 'eui.3', 7), 'nvme4n1': ('DATA0004', 'eui.4', 99)})
+    writes = dict((w["serial"], w) for w in h.writes_between(before, after))
+    assert writes['DATA0001']['bytes'] == 2097152 * 512 and writes['DATA0001']['name'] == 'nvme2n1'
+    assert writes['DATA0001']['line'] == 'DATA0001 (nvme2n1) 1.00 GiB written'
+    assert writes['DATA0002']['bytes'] is None and 'rebooted' in writes['DATA0002']['why']
+    assert writes['DATA0003']['why'] == 'no sectors written counter'
+    assert writes['DATA0004']['why'] == 'not on the node at the first gather'
+    assert writes['DATA0004']['line'] == 'DATA0004 (nvme4n1) not known (not on the node at the first gather)'
