@@ -57,17 +57,22 @@ def test_an_explicit_bandwidth_wins(tmp_path, ckpts):
     assert result['write_source'] == 'checkpoint_io_compression_write_bandwidth'
 
 
-def test_the_summary_shows_the_line(tmp_path, ckpts):
+def summary_playbook(tmp_path, variables, first=None):
+    """A playbook that renders the tune playbook's summary on localhost with ``variables`` (after ``first``)."""
     playbook = tmp_path / 'summary.yml'
     playbook.write_text(
-        '- ansible.builtin.import_playbook: %s\n'
+        ('- ansible.builtin.import_playbook: %s\n' % first if first else '') +
         '- hosts: localhost\n'
         '  gather_facts: false\n'
         '  tasks:\n'
         '    - ansible.builtin.debug:\n'
         '        msg: "{{ lookup(\'ansible.builtin.template\', \'%s\') | from_yaml }}"\n'
-        '      vars:\n'
-        '        ansible_facts: {checkpoint_io: {}}\n' % (PLAYBOOK, SUMMARY))
+        '      vars: %s\n' % (SUMMARY, json.dumps(variables)))
+    return playbook
+
+
+def test_the_summary_shows_the_line(tmp_path, ckpts):
+    playbook = summary_playbook(tmp_path, {'ansible_facts': {'checkpoint_io': {}}}, PLAYBOOK)
     extra = {'checkpoint_io_hosts': 'localhost', 'checkpoint_io_report_dir': str(tmp_path / 'reports'),
              'checkpoint_io_compression_paths': [ckpts[4]['weights']], 'checkpoint_io_compression_write_bandwidth': 10}
     rc, out = run_playbook(str(playbook), '-e', json.dumps(extra))
@@ -99,16 +104,8 @@ def test_the_summary_shows_what_the_run_wrote_to_each_drive(tmp_path):
                          'namespaces': [{'name': 'nvme1n1', 'wwid': 'eui.1', 'controllers': ['nvme1']}]},
                 'block': {'devices': [{'name': 'nvme1n1', 'sectors_written': sectors, 'scheduler': 'none',
                                        'nr_requests': 1023, 'read_ahead_kb': 128}]}}
-    playbook = tmp_path / 'summary.yml'
-    playbook.write_text(
-        '- hosts: localhost\n'
-        '  gather_facts: false\n'
-        '  tasks:\n'
-        '    - ansible.builtin.debug:\n'
-        '        msg: "{{ lookup(\'ansible.builtin.template\', \'%s\') | from_yaml }}"\n'
-        '      vars:\n'
-        '        ansible_facts: {checkpoint_io: %s}\n'
-        '        checkpoint_io_before: %s\n' % (SUMMARY, json.dumps(facts(4096 + 3 * 2097152)), json.dumps(facts(4096))))
+    playbook = summary_playbook(tmp_path, {'ansible_facts': {'checkpoint_io': facts(4096 + 3 * 2097152)},
+                                           'checkpoint_io_before': facts(4096)})
     rc, out = run_playbook(str(playbook))
     assert rc == 0, out[-3000:]
     assert 'DATA0001 (nvme1n1) 3.00 GiB written' in out, out[-3000:]
