@@ -120,8 +120,10 @@ def test_the_node_as_the_report_shows_it(host, lab_fleet):
     assert node["bw_after"] == round(measured["after"]["throughput_gib_s"]["median"], 3), (node, measured)
     before = measured["before"]["throughput_gib_s"]
     assert node["bw_before"] == round(before["median"] if isinstance(before, dict) else before, 3), node
-    # the depth sweep deepspeed_config ran (depths 1, 4, 16) and the thermal validation's series, per data drive
-    assert [p[0] for p in node["curve"]] == [1, 4, 16], node["curve"]
+    # the depth sweep deepspeed_config ran (of depths 1, 4, 16 the physics search measures the first, the last and
+    # what it needs between) and the thermal validation's series, per data drive
+    depths = [p[0] for p in node["curve"]]
+    assert depths[0] == 1 and depths[-1] == 16 and set(depths) <= {1, 4, 16}, node["curve"]
     assert node["sweep_ceiling_mib_s"] > 0 and node["latency_ms"] > 0, node
     series = node["thermal"]["d"]     # whole degrees: the first, then the changes (fleet_report.thermal_compact)
     assert len(series) == 2 and all(len(s) >= 2 for s in series.values()), node["thermal"]

@@ -81,9 +81,15 @@ def test_aio_section_has_real_booleans_and_the_right_thread_key(ds_config):
 def test_queue_depth_is_the_depth_measured_with_the_ranks_at_once(ds_config, sweep):
     (key, entry), = sweep.items()
     assert key.endswith("|1048576|4") and entry["ranks"] == 4 and entry["repeats"] == 3
-    assert entry["curve"] and entry["curve"][0]["depth"] == 1
+    assert entry["curve"] and entry["curve"][0]["depth"] == 1 and entry["curve"][-1]["depth"] == 16
+    # the physics search: the first and the last depth, then what the prediction needs, each run once or again
+    # where too close to call (up to the 3 repeats); its fallback, the walk, runs every depth 3 times
+    search = entry["search"]
+    assert search["method"] in ("physics", "walk") and search["measured_depths"] == [p["depth"] for p in entry["curve"]]
+    assert search["runs"] == sum(len(p["repeats"]) for p in entry["curve"])
     for point in entry["curve"]:
-        assert point["aggregate_depth"] == 4 * point["depth"] and len(point["repeats"]) == 3
+        assert point["aggregate_depth"] == 4 * point["depth"]
+        assert 1 <= len(point["repeats"]) <= 3 if search["method"] == "physics" else len(point["repeats"]) == 3
         assert point["bw_min"] <= point["bw_bytes"] <= point["bw_max"]
     knee = entry["knee"]
     assert knee["knee"] == 4 * knee["per_rank"] and knee["noise"] >= 0.05
