@@ -49,11 +49,13 @@ notes:
   - The fio probe reads 1 MiB of C(/dev/zero) through io_uring (C(--readonly)) and writes nothing, in check
     mode or not; set O(fio_probe=false) to skip it. It runs as the module's user, so it
     proves the engine for that user, not for O(training_user); C(io_uring.allowed_for_user)
-    covers the training user. Its result and fio's version are kept for the boot in
-    C(/run/checkpoint_io/io_uring_probe.json) (a root-only directory on the tmpfs C(/run), written outside check
-    mode only) with what they depend on (the boot ID, fio's file, the user, C(kernel.io_uring_disabled) and
-    C(kernel.io_uring_group)). A later gather in the same boot reads it instead of starting fio twice, and says
-    so in C(io_uring.fio_probe_cached).
+    covers the training user.
+  - What does not change until the node reboots or the tool is replaced is kept for the boot in
+    C(/run/checkpoint_io/) (a root-only directory on the tmpfs C(/run), written outside check mode only), with
+    what it depends on (the boot ID, the tool's file, the user; for the probe also C(kernel.io_uring_disabled) and
+    C(kernel.io_uring_group)) - the io_uring probe's result and fio's version (C(io_uring_probe.json)), nvme-cli's
+    version (C(nvme_cli_version.json)). A later gather in the same boot reads them instead of starting the tools
+    again, and C(io_uring.fio_probe_cached) says so.
   - Libraries (liburing, libcufile) are looked up in the directories C(/etc/ld.so.conf) names (its includes
     followed) and the system's own, read directly, not through C(ldconfig -p).
   - Every command runs with C(LANG=C) and C(LC_ALL=C) and an argument list (no shell).
@@ -998,7 +1000,7 @@ ansible_facts:
               sample: null
             fio_probe_cached:
               description: Whether the probe's result and fio's version were read from this boot's earlier gather
-                (C(/run/checkpoint_io/io_uring_probe.json)) instead of running fio.
+                (C(/run/checkpoint_io/io_uring_probe.json)) instead of running fio (see the notes).
               type: bool
               returned: always
               sample: false

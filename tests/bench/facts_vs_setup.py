@@ -19,9 +19,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# the io_uring probe is kept for the boot (/run/checkpoint_io/io_uring_probe.json): "first of the boot" removes it
-# before each of its runs (not timed), so that gather probes as the first one after a reboot does
-FORGET_PROBE = ["-m", "ansible.builtin.file", "-a", "path=/run/checkpoint_io/io_uring_probe.json state=absent"]
+# what the facts learn once a boot (the io_uring probe, fio's and nvme-cli's versions) is kept in /run/checkpoint_io:
+# "first of the boot" removes it before each of its runs (not timed), so that gather asks the tools as the first one
+# after a reboot does
+FORGET_PROBE = ["-m", "ansible.builtin.file", "-a", "path=/run/checkpoint_io state=absent"]
 CASES = [
     ("checkpoint_io_facts", ["-m", "ai_storage.checkpoint_io.checkpoint_io_facts"]),
     ("checkpoint_io_facts, first of the boot", ["-m", "ai_storage.checkpoint_io.checkpoint_io_facts"]),

@@ -17,13 +17,8 @@ except ImportError:  # pragma: no cover - not on Linux
     resource = None
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.fio import parse_fio_json
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.atomic_file import write_json_atomic
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.context import find_library, trim
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.state_store import (
-    StateError,
-    check_dir,
-    loads_strict,
-)
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import boot_cache
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.sysfs import (
     listdir,
     read_int,
@@ -252,71 +247,26 @@ def run_fio_probe(ctx, path):
     return ok, error, warning
 
 
-PROBE_CACHE_DIR = 'checkpoint_io'
-PROBE_CACHE = 'io_uring_probe.json'
-
-
-def probe_key(ctx, fio_path):
-    """What the probe's answer depends on: the boot, fio's file, the user it runs as, the kernel's io_uring
-    switches; None where the boot is not known (no cache then)."""
-    boot_id = read_str(ctx.proc('sys', 'kernel', 'random', 'boot_id'))
-    try:
-        st = os.stat(fio_path)
-    except OSError:
-        return None
-    if not boot_id:
-        return None
-    return [boot_id, fio_path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, os.geteuid(),
-            read_str(ctx.proc('sys', 'kernel', 'io_uring_disabled')),
-            read_str(ctx.proc('sys', 'kernel', 'io_uring_group'))]
-
-
-def cached_probe(ctx, key):
-    """This boot's earlier probe {version, works, error, warning} where its key still holds, else None. The
-    directory must be ours and closed to others (state_store.check_dir), the file is opened without following a
-    link; anything else is no cache."""
-    if not ctx.run_root or key is None:
-        return None
-    directory = os.path.join(ctx.run_root, PROBE_CACHE_DIR)
-    try:
-        if not check_dir(directory):
-            return None
-        fd = os.open(os.path.join(directory, PROBE_CACHE), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        with os.fdopen(fd, 'rb') as handle:
-            doc = loads_strict(handle.read(65536).decode('utf-8'))
-    except (OSError, ValueError, StateError):
-        return None
-    if not isinstance(doc, dict) or doc.get('key') != key:
-        return None
-    return doc
-
-
-def save_probe(ctx, key, doc):
-    """Keep the probe for this boot (outside check mode; best effort: a node where /run cannot take it probes at
-    each gather)."""
-    if not ctx.run_root or key is None or ctx.check_mode:
-        return
-    directory = os.path.join(ctx.run_root, PROBE_CACHE_DIR)
-    try:
-        if not check_dir(directory):
-            os.mkdir(directory, 0o700)
-            check_dir(directory)
-        write_json_atomic(os.path.join(directory, PROBE_CACHE), dict(doc, key=key), mode=0o600, fsync=False)
-    except (OSError, StateError):
-        return
+PROBE_CACHE = 'io_uring_probe'
 
 
 def probe_fio(ctx, fio_path, fio_probe):
-    """fio's version and the probe (works, error, warning, cached), from this boot's cache where it holds."""
-    key = probe_key(ctx, fio_path) if fio_probe else None
-    cached = cached_probe(ctx, key)
-    if cached is not None:
+    """fio's version and the probe (works, error, warning, cached), from this boot's earlier gather where its key
+    (the boot, fio's file, the user, the kernel's io_uring switches) still holds (boot_cache)."""
+    key = boot_cache.key_for(ctx, fio_path, read_str(ctx.proc('sys', 'kernel', 'io_uring_disabled')),
+                             read_str(ctx.proc('sys', 'kernel', 'io_uring_group')))
+    cached = boot_cache.read(ctx, PROBE_CACHE, key)
+    if cached is not None and (cached.get('probed') or not fio_probe):
+        if not fio_probe:
+            return cached.get('version'), None, None, None, True
         return cached.get('version'), cached.get('works'), cached.get('error'), cached.get('warning'), True
     version = fio_version(ctx, fio_path)
     if not fio_probe:
+        boot_cache.write(ctx, PROBE_CACHE, key, {'version': version, 'probed': False})
         return version, None, None, None, False
     works, error, warning = run_fio_probe(ctx, fio_path)
-    save_probe(ctx, key, {'version': version, 'works': works, 'error': error, 'warning': warning})
+    boot_cache.write(ctx, PROBE_CACHE, key, {'version': version, 'probed': True, 'works': works, 'error': error,
+                                             'warning': warning})
     return version, works, error, warning, False
 
 

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme import nvme_ioctl
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.blockdev import BlockTopology
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.identity import read_ids
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import boot_cache
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme.nvme_cli import (
     parse_get_feature_num_queues,
     parse_id_ctrl,
@@ -366,13 +367,20 @@ def namespace_facts(ctx, inv, name):
 
 
 def cli_version(ctx, path):
+    """nvme-cli's version (kept for the boot: boot_cache), or None."""
     if not path:
         return None
+    key = boot_cache.key_for(ctx, path)
+    cached = boot_cache.read(ctx, 'nvme_cli_version', key)
+    if cached is not None:
+        return cached.get('version')
     res = ctx.run([path, 'version'])
     if res['error']:
         return None
     match = re.search(r'nvme version\s+(\S+)', res['stdout'])
-    return match.group(1) if match else None
+    version = match.group(1) if match else None
+    boot_cache.write(ctx, 'nvme_cli_version', key, {'version': version})
+    return version
 
 
 def collect(ctx, inv):

@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import io_uring_facts
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import boot_cache
 from ansible_collections.ai_storage.checkpoint_io.plugins.modules import checkpoint_io_facts
 
 from helpers import module_args, require_tool
@@ -25,7 +25,7 @@ from helpers import module_args, require_tool
 def probe_cache(monkeypatch):
     """The probe's per-boot cache in a directory of /run of this test's own (removed after it)."""
     name = 'checkpoint_io_test_%s' % uuid.uuid4().hex
-    monkeypatch.setattr(io_uring_facts, 'PROBE_CACHE_DIR', name)
+    monkeypatch.setattr(boot_cache, 'DIRECTORY', name)
     yield os.path.join('/run', name)
     shutil.rmtree(os.path.join('/run', name), ignore_errors=True)
 

@@ -876,3 +876,23 @@ def test_real_world_smart_logs_feed_thermal(node):
     assert t1['thm_temp1_trans_count'] == 3 and t1['throttle_history'] is True
     assert t1['smart_log_temp_c'] == 51
     assert num_queues('0x003f003f')  # helper sanity
+
+
+def test_a_gather_without_the_probe_keeps_the_version_not_a_verdict(node):
+    ctx, runner = _probe_context(node)
+    section = io_uring_facts.collect(ctx, fio_probe=False)
+    assert section['fio_version'] == '3.33' and section['fio_io_uring_works'] is None
+    ctx, runner = _probe_context(node, check_mode=True)
+    section = io_uring_facts.collect(ctx, fio_probe=True)     # the probe asked: the version alone is not enough
+    assert section['fio_probe_cached'] is False and section['fio_io_uring_works'] is True
+    assert runner.count('--ioengine=io_uring') == 1
+
+
+def test_nvme_cli_version_asked_once_a_boot(node):
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.facts import nvme_facts
+    nvme = os.path.join(node.base, 'usr', 'sbin', 'nvme')
+    write(nvme, 'nvme')
+    ctx, runner = _probe_context(node)
+    assert nvme_facts.cli_version(ctx, nvme) == '2.3' and runner.count('version') == 1
+    ctx, runner = _probe_context(node, check_mode=True)
+    assert nvme_facts.cli_version(ctx, nvme) == '2.3' and runner.calls == []
