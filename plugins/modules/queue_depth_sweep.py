@@ -364,12 +364,14 @@ seconds:
   type: float
   sample: 21.4
 points:
-  description: Number of depths measured (each O(repeats) times).
+  description: Number of depths measured (the walk runs each O(repeats) times; the physics search once, or again
+    up to O(repeats) where a median is too close to call; RV(search.runs) counts the runs).
   returned: success
   type: int
   sample: 6
 stopped_early:
-  description: Whether the sweep stopped at the plateau before the last depth of O(depths).
+  description: Whether fewer depths than O(depths) were measured (the physics search measures only those around
+    its prediction; the walk stops at the plateau).
   returned: success
   type: bool
   sample: true
