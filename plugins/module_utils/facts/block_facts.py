@@ -9,6 +9,7 @@ __metaclass__ = type
 import os
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.sysfs import (
+    block_stat,
     isdir,
     listdir,
     read_int,
@@ -44,14 +45,6 @@ def hw_contexts(ctx, name):
     return len(contexts), depth
 
 
-def _stat_field(path, index):
-    fields = (read_str(path) or '').split()
-    try:
-        return int(fields[index])
-    except (IndexError, ValueError):
-        return None
-
-
 def queue_facts(ctx, name, params):
     queue = ctx.sys('block', name, 'queue')
     sched = read_scheduler(os.path.join(queue, 'scheduler'))
@@ -77,8 +70,8 @@ def queue_facts(ctx, name, params):
         'hw_contexts': contexts,
         'hw_tag_depth': tags,
         'hw_tag_depth_source': tag_source,
-        # the sectors (512 bytes) written since boot (stat's field 7): a run's writes to the drive are the change
-        'sectors_written': _stat_field(ctx.sys('block', name, 'stat'), 6),
+        # the sectors (512 bytes) written since boot: a run's writes to the drive are the change between gathers
+        'sectors_written': block_stat(ctx.sysfs_root, name)['sectors_written'],
     }
 
 

@@ -257,9 +257,8 @@ def probe_fio(ctx, fio_path, fio_probe):
                              read_str(ctx.proc('sys', 'kernel', 'io_uring_group')))
     cached = boot_cache.read(ctx, PROBE_CACHE, key)
     if cached is not None and (cached.get('probed') or not fio_probe):
-        if not fio_probe:
-            return cached.get('version'), None, None, None, True
-        return cached.get('version'), cached.get('works'), cached.get('error'), cached.get('warning'), True
+        verdict = [cached.get(k) if fio_probe else None for k in ('works', 'error', 'warning')]
+        return tuple([cached.get('version')] + verdict + [True])
     version = fio_version(ctx, fio_path)
     if not fio_probe:
         boot_cache.write(ctx, PROBE_CACHE, key, {'version': version, 'probed': False})

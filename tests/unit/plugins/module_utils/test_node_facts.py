@@ -281,6 +281,15 @@ def test_block_queue_facts(node):
     assert section['nvme_io_queue_depth_param'] == 1024
     assert section['nvme_poll_queues_param'] == 0 and section['nvme_write_queues_param'] == 0
     assert section['nvme_core_multipath'] is True
+    assert d0['sectors_written'] is None      # no stat file in the fake tree: not known, not 0
+
+
+def test_block_sectors_written_from_the_stat_file(node):
+    # Documentation/block/stat.rst: the 7th field is the sectors written
+    write(os.path.join(node.sys, 'class', 'block', 'nvme0n1', 'stat'),
+          '  100 0 800 5 20 0 4096 7 0 12 12 0 0 0 0 0 0\n')
+    ctx, inv, _runner = _inventory(node)
+    assert _by_name(block_facts.collect(ctx, inv)['devices'])['nvme0n1']['sectors_written'] == 4096
 
 
 def test_block_tag_depth_falls_back_to_module_param(node):
