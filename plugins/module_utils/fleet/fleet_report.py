@@ -217,7 +217,7 @@ _WORKER = {}
 
 def _worker_init(ctx):
     # a worker's objects are decoded JSON and the rows made of it: no cycles, freed as each node is done; the
-    # collector's full passes over them cost a tenth of the worker's time at the default thresholds
+    # collector's full passes over them cost a worker time for nothing at the default thresholds
     gc.set_threshold(50000, 20, 20)
     _WORKER.clear()
     _WORKER.update(ctx)
