@@ -37,12 +37,12 @@ def sizing_depth(asked, sweep_depths=None):
 def depth_policy(facts, asked, directory=None, block_size=None, ranks=None, sweep_depths=None):
     """The node's per-rank depth: {policy: fixed|auto, asked, measured (the recorded sweep's, or None), per_rank
     (what DeepSpeed gets now, the thermal back-off applied; None while a sweep is still to run), sizing (what
-    cufile.json and memlock are sized for), backoff (the record's, or None), reason}."""
+    cufile.json and memlock are sized for), backoff (the record's, or None), reason, sweep (the recorded sweep, or
+    None)}."""
     auto = isinstance(asked, str) and asked.strip() == AUTO
     asked = AUTO if auto else (DEFAULT_QUEUE_DEPTH if asked is None else int(asked))
-    measured = None
+    measured, entry = None, {}
     if auto:
-        entry = {}
         if directory and block_size and ranks:
             try:
                 entry = recorded_sweep(facts, directory, block_size, ranks)
@@ -70,4 +70,5 @@ def depth_policy(facts, asked, directory=None, block_size=None, ranks=None, swee
     elif backoff:
         reason += '; a thermal back-off to %d is in force and caps any deeper depth' % backoff['per_rank_depth']
     return {'policy': AUTO if auto else 'fixed', 'asked': asked, 'measured': measured, 'per_rank': per_rank,
-            'sizing': sizing_depth(asked, sweep_depths), 'backoff': backoff, 'reason': reason}
+            'sizing': sizing_depth(asked, sweep_depths), 'backoff': backoff, 'reason': reason,
+            'sweep': entry or None}

@@ -186,6 +186,8 @@ def _writer(facts, inputs, settings, depth, selected, engine):
     aio = {'block_size': _bytes(settings.get('deepspeed_config_block_size', '1M'), 'deepspeed_config_block_size'),
            'queue_depth': depth['per_rank'] or depth['sizing'],
            'intra_op_parallelism': settings.get('deepspeed_config_intra_op_parallelism', 1)}
+    options['block_size'] = settings.get('deepspeed_config_writer_block_size', 'auto')
+    options['sweep'] = depth.get('sweep')  # the recorded sweep (none before the first)
     memlock = engine.get('memlock_bound_bytes') if engine.get('memlock') == 'auto' else engine.get('memlock')
     try:
         return ds_writer.node_writer_plan(facts, options, aio, int(inputs.get('checkpoint_io_ranks') or 8),
@@ -204,8 +206,8 @@ def deepspeed_config(facts, inputs, settings, depth, directory, selected=(), eng
     use_gds = (path == 'dma') if asked == 'auto' else asked == 'true'
     writer = _writer(facts, inputs, settings, depth, list(selected or []), engine or {})
     return {'files': files, 'checkpoint_dir': directory, 'writer': writer, 'errors': list(writer.get('errors') or []),
-            'aio': {'block_size': _bytes(settings.get('deepspeed_config_block_size', '1M'),
-                                         'deepspeed_config_block_size'),
+            'aio': {'block_size': writer.get('block_size') if writer.get('manage') and writer.get('block_size')
+                    else _bytes(settings.get('deepspeed_config_block_size', '1M'), 'deepspeed_config_block_size'),
                     'queue_depth': depth['per_rank'],
                     'intra_op_parallelism': settings.get('deepspeed_config_intra_op_parallelism', 1),
                     'single_submit': bool(settings.get('deepspeed_config_single_submit', False)),

@@ -36,40 +36,79 @@ def test_an_old_or_unknown_deepspeed_leaves_the_section_alone_and_says_why():
     assert plan['manage'] is True and plan['reason'].endswith("the training environment's DeepSpeed is not known")
 
 
-def test_the_buffer_holds_two_drains_of_the_queue_and_at_least_deepspeeds_64_mib():
+# the lab's knee16 pair in RAID0 as its sweep recorded it: 165 ms a 1 MiB request at depth 1, 125 MiB/s at best
+SWEEP = {'curve': [{'depth': 1, 'mean_ns': 165e6}, {'depth': 32, 'mean_ns': 260e6}],
+         'knee': {'best_bw_bytes': 125 * MIB}}
+
+
+def moved(block, latency, ceiling):
+    """What one request at a time moves: B / (latency + B / ceiling)."""
+    return block / (latency + block / ceiling)
+
+
+def test_without_a_sweep_one_request_fills_a_half_of_deepspeeds_buffer():
     plan = w.writer_plan(AUTO, AIO, 2, [0, 0], '0.19.8')
     assert plan['section'] == {'type': 'FAST', 'io_buffer_size': 64 * MIB, 'io_buffer_double': True,
                                'data_parallel': 'REPLICA'}
-    deep = dict(AIO, queue_depth=32, intra_op_parallelism=2)  # 2 x 32 x 1 MiB a drain, two drains: 128 MiB
-    plan = w.writer_plan(AUTO, deep, 2, [0, 0], '0.19.8')
-    assert plan['section']['io_buffer_size'] == 128 * MIB
-    assert plan['reasons']['io_buffer_size'].startswith('128 MiB, the larger of')
-    assert plan['pinned_bytes_per_writer'] == 128 * MIB and plan['errors'] == []
+    assert plan['block_size'] == 32 * MIB and 'no depth sweep measured' in plan['block_size_reason']
+    # two threads: each takes its part of a drain, one request each
+    plan = w.writer_plan(AUTO, dict(AIO, intra_op_parallelism=2), 2, [0, 0], '0.19.8')
+    assert (plan['block_size'], plan['section']['io_buffer_size']) == (16 * MIB, 64 * MIB)
+    assert plan['reasons']['io_buffer_size'].startswith('64 MiB, the larger of')
+    assert plan['pinned_bytes_per_writer'] == 64 * MIB and plan['errors'] == []
 
 
-def test_the_locked_memory_limit_lowers_the_buffer_then_drops_the_double_buffer_then_refuses():
-    deep = dict(AIO, queue_depth=16)  # a queue of 16 MiB, two drains 32 MiB
-    assert w.writer_plan(AUTO, deep, 2, [0], '0.19.8', 48 * MIB)['section']['io_buffer_size'] == 32 * MIB
-    plan = w.writer_plan(AUTO, deep, 2, [0], '0.19.8', 20 * MIB)
-    assert (plan['section']['io_buffer_size'], plan['section']['io_buffer_double']) == (16 * MIB, False)
-    assert plan['reasons']['io_buffer_double'].startswith('the locked-memory limit 20 MiB')
-    plan = w.writer_plan(AUTO, deep, 2, [0], '0.19.8', 8 * MIB)
+@pytest.mark.parametrize('ranks, numa, block', [
+    (1, [0], 256 * MIB),     # one writer: 9 x 125 MiB/s x 165 ms = 186 MiB -> 256 MiB
+    (8, [0, 0], 32 * MIB),   # eight writers share the ceiling: 23 MiB -> 32 MiB
+    (8, [0, 1], 128 * MIB),  # two (SOCKET): 93 MiB -> 128 MiB
+])
+def test_the_request_reaches_nine_tenths_of_the_writers_share_of_the_ceiling(ranks, numa, block):
+    plan = w.writer_plan(dict(AUTO, sweep=SWEEP), AIO, ranks, numa, '0.19.8')
+    assert plan['block_size'] == block and plan['section']['io_buffer_size'] == 2 * block
+    share = 125 * MIB / plan['writers_per_node']
+    assert moved(block, 0.165, share) >= 0.9 * share > moved(block // 2, 0.165, share)
+    assert '165.0 ms' in plan['block_size_reason'] and 'a save grows its file' in plan['block_size_reason']
+    assert w.plan_lines(plan)[1].startswith('aio.block_size = %d: ' % block)
+
+
+def test_the_sweep_without_a_latency_or_a_ceiling_is_no_sweep():
+    assert w.sweep_physics(SWEEP) == (0.165, 125.0 * MIB)
+    for sweep in (None, {}, {'curve': [{'depth': 2, 'mean_ns': 1e6}], 'knee': {'best_bw_bytes': 1}},
+                  {'curve': [{'depth': 1, 'mean_ns': 1e6}], 'knee': {'best_bw_bytes': None}},
+                  {'curve': [{'depth': 1, 'mean_ns': True}], 'knee': {'best_bw_bytes': 1}}):
+        assert w.sweep_physics(sweep) is None
+
+
+def test_the_locked_memory_limit_lowers_the_request_then_the_buffer_then_refuses():
+    plan = w.writer_plan(dict(AUTO, sweep=SWEEP), AIO, 1, [0], '0.19.8', 300 * MIB)
+    assert (plan['block_size'], plan['section']['io_buffer_size']) == (128 * MIB, 256 * MIB)
+    assert plan['block_size_reason'].endswith('; lowered to 128 MiB, 2 drain(s) within 300 MiB')
+    plan = w.writer_plan(AUTO, AIO, 2, [0], '0.19.8', 3 * MIB // 2)  # 1 MiB requests, one drain fits
+    assert (plan['block_size'], plan['section']['io_buffer_size'], plan['section']['io_buffer_double']) == (
+        MIB, MIB, False)
+    assert plan['reasons']['io_buffer_double'].startswith('the locked-memory limit 1572864 B')
+    plan = w.writer_plan(AUTO, AIO, 2, [0], '0.19.8', MIB // 2)
     assert plan['errors'] == [
-        "the training user's locked-memory limit 8 MiB is below one rank's aio queue 16 MiB (1 thread(s) x depth 16 "
-        "x block 1 MiB): FastPersist's buffer cannot be pinned. Raise the limit (io_uring_engine_memlock) or lower "
-        "the queue depth or block size"]
-    assert 'not known here (unlimited)' in w.writer_plan(AUTO, deep, 2, [0], '0.19.8', 'unlimited')['notes'][0]
+        "the training user's locked-memory limit 524288 B is below one drain 1 MiB (1 thread(s) x block 1 MiB): "
+        "FastPersist's buffer cannot be pinned. Raise the limit (io_uring_engine_memlock) or lower the block size"]
+    assert 'not known here (unlimited)' in w.writer_plan(AUTO, AIO, 2, [0], '0.19.8', 'unlimited')['notes'][0]
 
 
-def test_a_buffer_asked_for_is_checked_against_the_queue_the_unit_and_the_limit():
+def test_a_buffer_or_request_asked_for_is_checked_against_the_unit_and_the_limit():
     plan = w.writer_plan(dict(AUTO, io_buffer_size=8 * MIB), AIO, 1, [0], '0.19.8', 4 * MIB)
+    assert plan['block_size'] == 4 * MIB  # the asked buffer bounds the request: two drains of 4 MiB
     assert plan['errors'] == ["deepspeed_config_writer_io_buffer_size: 8 MiB is above the training user's "
                               "locked-memory limit 4 MiB"]
-    assert 'a drain cannot keep the aio queue full' in plan['notes'][0]
+    plan = w.writer_plan(dict(AUTO, io_buffer_size=8 * MIB, block_size='8M'), AIO, 1, [0], '0.19.8')
+    assert plan['block_size_reason'] == 'asked (deepspeed_config_writer_block_size)'
+    assert 'a drain cannot hold one request per thread' in plan['notes'][0]
     plan = w.writer_plan(dict(AUTO, io_buffer_size=3 * MIB), AIO, 1, [0], '0.19.8')
     assert 'is not a multiple of 2097152' in plan['errors'][0]
     plan = w.writer_plan(dict(AUTO, io_buffer_size='lots'), AIO, 1, [0], '0.19.8')
     assert plan['errors'] == ["deepspeed_config_writer_io_buffer_size: 'lots' is not a whole number"]
+    with pytest.raises(ValueError, match='deepspeed_config_writer_block_size: 1000 is not a multiple of 4096'):
+        w.writer_plan(dict(AUTO, block_size=1000), AIO, 1, [0], '0.19.8')
 
 
 @pytest.mark.parametrize('ranks, numa, unit, writers, why', [
@@ -82,7 +121,7 @@ def test_data_parallel_follows_where_the_drives_sit(ranks, numa, unit, writers, 
     plan = w.writer_plan(AUTO, AIO, ranks, numa, '0.19.8')
     assert (plan['section']['data_parallel'], plan['writers_per_node']) == (unit, writers)
     assert why in plan['reasons']['data_parallel']
-    assert bool(plan['notes'] and 'writer(s) per node keep' in plan['notes'][-1]) == (writers < ranks)
+    assert bool(plan['notes'] and 'writer(s) per node of' in plan['notes'][-1]) == (writers < ranks)
 
 
 def test_the_node_plan_reads_the_version_the_numa_nodes_behind_the_array_and_the_engine_limit():
@@ -94,14 +133,16 @@ def test_the_node_plan_reads_the_version_the_numa_nodes_behind_the_array_and_the
         'deepspeed': {'installed': {'version': '0.19.8', 'error': None}},
     }
     plan = w.node_writer_plan(facts, dict(AUTO, memlock='auto'), dict(AIO, queue_depth=32), 8, ['md127'], '48M')
-    # two drains of 32 MiB do not fit in 48 MiB: one buffer of one drain
-    assert plan['section'] == {'type': 'FAST', 'io_buffer_size': 32 * MIB, 'io_buffer_double': False,
+    # no sweep: a 32 MiB request (a half of 64 MiB), two drains of it do not fit in 48 MiB: 16 MiB requests
+    assert plan['section'] == {'type': 'FAST', 'io_buffer_size': 32 * MIB, 'io_buffer_double': True,
                                'data_parallel': 'SOCKET'}
+    assert plan['block_size'] == 16 * MIB
     assert plan['lines'][0] == 'managed: DeepSpeed 0.19.8 has FastPersist'
-    assert plan['lines'][1] == 'type = FAST: the aio handle drains pinned buffers (FastFileWriter)'
+    assert plan['lines'][1].startswith('aio.block_size = 16777216: 32 MiB: no depth sweep')
+    assert plan['lines'][2] == 'type = FAST: the aio handle drains pinned buffers (FastFileWriter)'
     assert any(line.startswith('data_parallel = SOCKET: the data drives sit behind 2 NUMA nodes (0, 1)')
                for line in plan['lines'])
-    assert plan['lines'][-1].startswith('2 writer(s) per node keep 64 requests in flight, not the 256 of 8 ranks')
+    assert plan['lines'][-1] == '2 writer(s) per node of 8 ranks: 32 MiB in flight (one 16 MiB request per thread each)'
     assert w.node_writer_plan(facts, dict(AUTO, memlock='unlimited'), AIO, 8, ['md127'])['errors'] == []
     with pytest.raises(ValueError, match='deepspeed_config_writer_memlock'):
         w.node_writer_plan(facts, dict(AUTO, memlock='lots'), AIO, 8, ['md127'])
