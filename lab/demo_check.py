@@ -17,8 +17,9 @@ Profile ``saturated``: after/before within the spread of 1.0 (the ratio's range 
 
 ``--engine deepspeed`` (LAB_DEMO_ENGINE=deepspeed): the report says DeepSpeed's FastPersist writer wrote both sides
 and the restore read is reported before and after; the starved profile's after/ceiling bound is then 0.8 (issue 33:
-DeepSpeed's own save carries torch.save's serialisation and the writer's buffer copies that fio has not); DeepSpeed
-reports no p99, so the saturated profile's p99 check is fio's only.
+DeepSpeed's own save goes one request at a time, as its file grows, and carries torch.save's serialisation and the
+writer's buffer copies, which fio has not); DeepSpeed reports no p99, so the saturated profile's p99 check is fio's
+only.
 Prints every figure; exit status 1 when a check fails.
 """
 
