@@ -7,8 +7,8 @@ RAID0) and, on that volume (tests/bench/ds_nvme_tune_side_by_side.yml):
   * the collection's depth search (queue_depth_sweep, auto) and ds_nvme_tune over a reduced grid (printed: its
     default grid is 128 ds_io runs, about an hour and a half on a TCG node), each tuner's bytes written and seconds;
   * DeepSpeed's FastFileWriter saving the checkpoint (``--total-size``, ``--ranks``) with DeepSpeed's defaults,
-    with ds_nvme_tune's recommendation and with the collection's settings (the sweep's depth, the writer buffer of
-    the deepspeed_config role's plan), interleaved over 5 rounds, each read back: medians, spreads, ratios with
+    with ds_nvme_tune's recommendation and with the collection's settings (the sweep's depth, the request size and
+    writer buffer of the deepspeed_config role's plan), interleaved over 5 rounds, each read back: medians, spreads, ratios with
     their ranges from the runs' extremes, against the drive model's ceiling.
 Prints the table (docs/deepspeed-fastpersist.md keeps it with this command); exit status 1 when the collection's
 settings / ds_nvme_tune's is below 0.98, 2 when something failed.
@@ -51,8 +51,9 @@ def report(res):
     settings = {
         "defaults": "DeepSpeed's defaults (block 1M, depth 8, 64 MiB double buffer)",
         "ds_nvme_tune": "its recommendation: %s" % json.dumps(tune, sort_keys=True),
-        "collection": "depth %s, block 1M, writer %s" % (
-            res["sweep"]["per_rank_depth"], json.dumps(res["writer_plan"].get("section"), sort_keys=True)),
+        "collection": "depth %s, block %d MiB, writer %s" % (
+            res["sweep"]["per_rank_depth"], res["writer_plan"]["block_size"] // 1048576,
+            json.dumps(res["writer_plan"].get("section"), sort_keys=True)),
     }
     print("%-14s %9s %7s %9s %7s %9s %s" % ("DeepSpeed save", "GiB/s", "spread", "restore", "spread",
                                             "/ceiling", "settings"))
@@ -79,6 +80,17 @@ def report(res):
         "ds_nvme_tune", cost["bytes_written"] / 1048576.0, cost["seconds"], cost["rc"]))
     print("collection / ds_nvme_tune: bytes %.3f, seconds %.3f" % (
         sweep["bytes_written"] / float(cost["bytes_written"] or 1), sweep["seconds"] / float(cost["seconds"] or 1)))
+    grid = res.get("tune_grid") or {}
+    configs = 1
+    for values in grid.values():
+        configs *= len(values)
+    full = res.get("tune_default_configs")
+    if grid and full:  # its default grid, at the measured cost of a configuration of the reduced one
+        print("ds_nvme_tune's default grid (%d configurations; %d run here): about %.0f MiB, %.0f s; collection / "
+              "that: bytes %.3f, seconds %.3f" % (
+                  full, configs, cost["bytes_written"] / 1048576.0 * full / configs, cost["seconds"] * full / configs,
+                  sweep["bytes_written"] * configs / float(full * (cost["bytes_written"] or 1)),
+                  sweep["seconds"] * configs / float(full * (cost["seconds"] or 1))))
     share = statistics.median(write["collection"]) / statistics.median(write["ds_nvme_tune"])
     print("collection's settings / ds_nvme_tune's: %.3f (want >= %.2f)" % (share, WANT))
     return share >= WANT
