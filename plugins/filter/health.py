@@ -26,9 +26,9 @@ def drives_behind(facts, dirs):
         raise AnsibleFilterError('drives_behind: %s' % exc)
 
 
-def drive_writes(after, before):
+def drive_writes(after, before, endurance=None):
     try:
-        return _health.writes_between(before, after)
+        return _health.writes_between(before, after, endurance)
     except (ValueError, TypeError, AttributeError) as exc:
         raise AnsibleFilterError('drive_writes: %s' % exc)
 

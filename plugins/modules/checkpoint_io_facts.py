@@ -807,6 +807,12 @@ ansible_facts:
                   type: int
                   returned: always
                   sample: 3
+                data_units_written:
+                  description: Data units written over the drive's life (SMART log; a unit is 1000 x 512 bytes),
+                    null without the log.
+                  type: int
+                  returned: always
+                  sample: 1234567
                 media_errors:
                   description: Media and data integrity errors.
                   type: int

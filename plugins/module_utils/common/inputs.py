@@ -25,6 +25,7 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.verify.ck
 )
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.plan.depth import DEFAULT_QUEUE_DEPTH
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.selection import normalize_selection
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme.drive_health import check_endurance
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.state_store import STATE_DIR
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import (
     check_path_limits,
@@ -69,6 +70,11 @@ SPEC = {
                                                            'bin/python): its DeepSpeed version decides the '
                                                            'checkpoint.writer section and the verification\'s '
                                                            'engine; unset: not known'),
+    'checkpoint_io_drive_endurance': ('endurance', None, None,
+                                      'the data drives\' rated endurance, by serial or default: {tbw: terabytes '
+                                      'written} or {dwpd, capacity (default the drive\'s size), warranty_years (5)}; '
+                                      'the summary gives each drive\'s share of it the run wrote and, from SMART, '
+                                      'its life so far'),
     'checkpoint_io_deepspeed_writer': ('choice', 'auto', ('auto', 'manage', 'leave'),
                                        'the checkpoint.writer section (FastPersist) beside aio: auto where the '
                                        'training environment\'s DeepSpeed has it (0.17.1 and later), manage always, '
@@ -249,6 +255,8 @@ def _check(name, kind, limits, value):
         if value:  # {} selects nothing: the roles that take drives refuse it, the others never read it
             normalize_selection(value)
         return value
+    if kind == 'endurance':
+        return check_endurance(value, name)
     if kind == 'batches':
         return _batches(name, limits, value)
     raise AssertionError('unknown kind %r' % kind)
@@ -286,7 +294,7 @@ def readme_rows():
         kind_text = {'int': 'int', 'number': 'number', 'bool': 'bool', 'size': 'size', 'depth': 'int',
                      'choice': 'choice', 'str': 'string', 'user': 'string', 'path': 'absolute path',
                      'paths': 'list of absolute paths',
-                     'dict': 'dict', 'batches': 'batches'}[kind]
+                     'dict': 'dict', 'endurance': 'dict', 'batches': 'batches'}[kind]
         if default is None:
             shown = '-'
         elif isinstance(default, list):
@@ -302,7 +310,8 @@ def readme_rows():
 # The argument spec types of the kinds. The numeric kinds are raw: ansible's own conversion would refuse 'abc'
 # without the limit, so the limits are checked (and named) by check_inputs, the preflight role's first task.
 _ARG_TYPES = {'int': 'raw', 'number': 'raw', 'size': 'raw', 'depth': 'raw', 'bool': 'bool', 'choice': 'str',
-              'str': 'str', 'user': 'str', 'path': 'path', 'paths': 'list', 'dict': 'dict', 'batches': 'raw'}
+              'str': 'str', 'user': 'str', 'path': 'path', 'paths': 'list', 'dict': 'dict', 'endurance': 'dict',
+              'batches': 'raw'}
 
 
 def argument_spec_options(names=None):

@@ -22,6 +22,7 @@ TEMP_INPUT_RE = re.compile(r'^temp(\d+)_input$')
 
 SMART_FIELDS = (
     'critical_warning', 'critical_warning_bits', 'available_spare_pct', 'percentage_used', 'media_errors',
+    'data_units_written',
     'warning_temp_time_min', 'critical_comp_time_min',
     'thm_temp1_trans_count', 'thm_temp2_trans_count', 'thm_temp1_total_time_s', 'thm_temp2_total_time_s',
 )

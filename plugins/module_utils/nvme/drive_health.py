@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.facts_access import section
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.fleet.planner import rated_bytes
 
 # smart-log critical_warning bits (NVMe base specification, SMART / Health Information log, byte 0), by the names
 # of the thermal facts' critical_warning_bits.
@@ -76,14 +77,61 @@ def drive_state(facts, ns):
     if value is None and heat.get('temp_alarm'):
         value, bits = 0x02, {'temperature_threshold': True}
     return {'name': ns.get('name'), 'serial': ctrl.get('serial'), 'wwid': ns.get('wwid'), 'controller': ctrl_name,
-            'critical_warning': value, 'warnings': _warnings(value, bits), 'media_errors': heat.get('media_errors')}
+            'critical_warning': value, 'warnings': _warnings(value, bits), 'media_errors': heat.get('media_errors'),
+            'data_units_written': heat.get('data_units_written'), 'percentage_used': heat.get('percentage_used'),
+            'size_bytes': ns.get('size_bytes')}
 
 
-def writes_between(before, after):
+DATA_UNIT = 512000  # the SMART log's data unit: 1000 x 512 bytes
+ENDURANCE_KEYS = ('tbw', 'dwpd', 'capacity', 'warranty_years')
+
+
+def rating(endurance, serial, capacity=None, name='checkpoint_io_drive_endurance'):
+    """(rated bytes, source) of the drive ``serial`` from ``endurance`` ({SERIAL or default: {tbw | dwpd,
+    capacity (default: the namespace's size), warranty_years}}), (None, None) where none is given; ValueError naming
+    the entry and the limit."""
+    endurance = endurance or {}
+    key = serial if serial in endurance else 'default'
+    entry = endurance.get(key)
+    if entry is None:
+        return None, None
+    label = '%s[%s]' % (name, key)
+    if not isinstance(entry, dict) or set(entry) - set(ENDURANCE_KEYS):
+        raise ValueError('%s: %r is not a mapping of %s' % (label, entry, ', '.join(ENDURANCE_KEYS)))
+    try:
+        rated, source = rated_bytes(entry.get('tbw'), entry.get('dwpd'), entry.get('capacity', capacity),
+                                    entry.get('warranty_years', 5))
+    except ValueError as exc:
+        raise ValueError('%s: %s' % (label, exc))
+    if rated is None:
+        raise ValueError('%s: give tbw, or dwpd (with capacity where the drive\'s size is not known)' % label)
+    return rated, '%s %s' % (source, key)
+
+
+def check_endurance(value, name='checkpoint_io_drive_endurance'):
+    """``value`` if every entry gives a rating (a dwpd entry without capacity is checked with a 1 TB drive: its
+    size comes from the facts), else ValueError naming the entry."""
+    if not isinstance(value, dict):
+        raise ValueError('%s: %r is not a mapping of drive serials (or default) to ratings' % (name, value))
+    for key in value:
+        if not isinstance(key, str) or not key:
+            raise ValueError('%s: the key %r is not a drive serial or default' % (name, key))
+        rating(value, key, 10 ** 12, name)
+    return value
+
+
+def _share_words(share):
+    return '%.2g%%' % (share * 100)
+
+
+def writes_between(before, after, endurance=None):
     """The bytes written to each NVMe namespace between two gathers of the facts (block and nvme sections),
     matched by identity (serial and WWID: a kernel name may change), from the block layer's sectors written:
-    [{name, serial, bytes, why, line}], ``bytes`` None with ``why`` where it cannot be told (a drive new since, a
-    counter that went back: the node rebooted in between, a device without the counter)."""
+    [{name, serial, bytes, why, rated_bytes, rated_from, run_share, life_bytes, life_share, percentage_used,
+    line}], ``bytes`` None with ``why`` where it cannot be told (a drive new since, a counter that went back: the
+    node rebooted in between, a device without the counter). With ``endurance`` (:func:`rating`), the share of the
+    drive's rated life the run used (``run_share``) and, from the SMART log's data units written, its life so far
+    (``life_bytes``, ``life_share``); ``percentage_used`` is the drive's own estimate."""
     def counters(facts):
         return dict((d.get('name'), d.get('sectors_written')) for d in section(facts, 'block').get('devices') or []
                     if isinstance(d, dict))
@@ -106,6 +154,23 @@ def writes_between(before, after):
             entry['bytes'] = (end - start) * 512
         written = ('%.2f GiB written' % (entry['bytes'] / 1073741824.0) if entry['bytes'] is not None
                    else 'not known (%s)' % entry['why'])
+        units = now.get('data_units_written')
+        rated, source = rating(endurance, now['serial'], now.get('size_bytes'))
+        entry.update(rated_bytes=rated, rated_from=source, percentage_used=now.get('percentage_used'),
+                     life_bytes=units * DATA_UNIT if isinstance(units, int) and not isinstance(units, bool) else None,
+                     run_share=None, life_share=None)
+        if rated:
+            entry['run_share'] = entry['bytes'] / rated if entry['bytes'] is not None else None
+            entry['life_share'] = entry['life_bytes'] / rated if entry['life_bytes'] is not None else None
+            written += '; %s of its rated %.3g TB (%s)' % (
+                _share_words(entry['run_share']) if entry['run_share'] is not None else 'a share not known',
+                rated / 1e12, source)
+        if entry['life_bytes'] is not None:
+            written += '; %.3g TB written in its life (SMART)%s' % (
+                entry['life_bytes'] / 1e12, ', %s of the rating' % _share_words(entry['life_share'])
+                if entry['life_share'] is not None else '')
+        if entry['percentage_used'] is not None:
+            written += '; the drive counts %s%% of its life used' % entry['percentage_used']
         entry['line'] = '%s %s' % (_label(now), written)
         out.append(entry)
     return out

@@ -779,6 +779,15 @@ INPUT_OVERRIDES = {
         'extra': [{'kind': 'typo_key', 'value': {'serial': ['DATA0001']}, 'expect_in': 'serial'},
                   {'kind': 'serials_str', 'value': {'serials': 'DATA0001'}, 'expect': 'accept',
                    'reason': 'a single serial: the selection takes a string as a list of one'}]},
+    'checkpoint_io_drive_endurance': {
+        'null': 'accept', 'type': 'dict',
+        'accept': {'empty': 'no rating: the summary gives the bytes alone'},
+        'extra': [{'kind': 'typo_key', 'value': {'default': {'tbwx': 600}}, 'expect_in': 'tbw, dwpd'},
+                  {'kind': 'both', 'value': {'default': {'tbw': 600, 'dwpd': 1}}, 'expect_in': 'not both'},
+                  {'kind': 'negative', 'value': {'DATA0001': {'tbw': -1}}, 'expect_in': 'DATA0001'},
+                  {'kind': 'neither', 'value': {'default': {'warranty_years': 5}}, 'expect_in': 'give tbw'},
+                  {'kind': 'bad_capacity', 'value': {'default': {'dwpd': 1, 'capacity': 'lots'}},
+                   'expect_in': 'capacity'}]},
     'checkpoint_io_verify_total_size': {
         'type': 'size', 'null': 'accept',
         'accept': {'huge': 'a size: the verification refuses it where it does not fit in checkpoint_io_verify_free_share '

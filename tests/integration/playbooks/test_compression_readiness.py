@@ -97,15 +97,29 @@ def test_check_mode_writes_nothing_on_the_controller(tmp_path, ckpts):
 
 
 def test_the_summary_shows_what_the_run_wrote_to_each_drive(tmp_path):
-    """The summary's run_writes: the change of each drive's sectors written since the first play's facts."""
+    """The summary's run_writes: the change of each drive's sectors written since the first play's facts, its
+    share of the drive's rated endurance (checkpoint_io_drive_endurance) and the life SMART counts."""
     def facts(sectors):
         return {'nvme': {'controllers': [{'name': 'nvme1', 'serial': 'DATA0001', 'namespaces': ['nvme1n1'],
                                           'io_queues': 2}],
-                         'namespaces': [{'name': 'nvme1n1', 'wwid': 'eui.1', 'controllers': ['nvme1']}]},
+                         'namespaces': [{'name': 'nvme1n1', 'wwid': 'eui.1', 'controllers': ['nvme1'],
+                                         'size_bytes': 3840 * 10 ** 9}]},
+                'thermal': {'controllers': [{'name': 'nvme1', 'data_units_written': 40 * 10 ** 6,
+                                             'percentage_used': 1}]},
                 'block': {'devices': [{'name': 'nvme1n1', 'sectors_written': sectors, 'scheduler': 'none',
                                        'nr_requests': 1023, 'read_ahead_kb': 128}]}}
     playbook = summary_playbook(tmp_path, {'ansible_facts': {'checkpoint_io': facts(4096 + 3 * 2097152)},
                                            'checkpoint_io_before': facts(4096)})
     rc, out = run_playbook(str(playbook))
     assert rc == 0, out[-3000:]
-    assert 'DATA0001 (nvme1n1) 3.00 GiB written' in out, out[-3000:]
+    flat = ' '.join(out.split())  # the callback wraps long lines
+    assert 'DATA0001 (nvme1n1) 3.00 GiB written; 20.5 TB written in its life (SMART); the drive counts 1%' in flat, \
+        out[-3000:]
+    # 1 DWPD over 5 years of the namespace's 3.84 TB: 7008 TB rated
+    inputs = {'values': {'checkpoint_io_drive_endurance': {'default': {'dwpd': 1}}}}
+    playbook = summary_playbook(tmp_path, {'ansible_facts': {'checkpoint_io': facts(4096 + 3 * 2097152)},
+                                           'checkpoint_io_before': facts(4096), 'checkpoint_io_inputs': inputs})
+    rc, out = run_playbook(str(playbook))
+    assert rc == 0, out[-3000:]
+    assert ('DATA0001 (nvme1n1) 3.00 GiB written; 4.6e-05% of its rated 7.01e+03 TB (dwpd default); 20.5 TB '
+            'written in its life (SMART), 0.29% of the rating') in ' '.join(out.split()), out[-3000:]

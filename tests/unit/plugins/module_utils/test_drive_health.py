@@ -211,3 +211,41 @@ def test_writes_between_two_gathers_by_identity():
     assert writes['DATA0003']['why'] == 'no sectors written counter'
     assert writes['DATA0004']['why'] == 'not on the node at the first gather'
     assert writes['DATA0004']['line'] == 'DATA0004 (nvme4n1) not known (not on the node at the first gather)'
+
+
+def test_the_run_and_the_drives_life_against_its_rated_endurance():
+    before = _facts({'nvme1n1': ('DATA0001', 'eui.1', 0), 'nvme2n1': ('DATA0002', 'eui.2', 0)})
+    after = _facts({'nvme1n1': ('DATA0001', 'eui.1', 2 * 10 ** 9), 'nvme2n1': ('DATA0002', 'eui.2', 0)})
+    after['thermal'] = {'controllers': [{'name': 'nvme0', 'data_units_written': 2 * 10 ** 6, 'percentage_used': 3}]}
+    for ns in after['nvme']['namespaces']:
+        ns['size_bytes'] = 2 * 10 ** 12
+    # DATA0001 by its serial (600 TB written), the others by the default: 1 DWPD of their 2 TB over 3 years
+    endurance = {'DATA0001': {'tbw': 600}, 'default': {'dwpd': 1, 'warranty_years': 3}}
+    writes = dict((w['serial'], w) for w in h.writes_between(before, after, endurance))
+    one, two = writes['DATA0001'], writes['DATA0002']
+    assert (one['rated_bytes'], one['rated_from']) == (600e12, 'tbw DATA0001')
+    assert one['run_share'] == pytest.approx(2 * 10 ** 9 * 512 / 600e12)
+    assert one['life_bytes'] == 2 * 10 ** 6 * 512000 and one['life_share'] == pytest.approx(1.024e12 / 600e12)
+    assert one['line'] == ('DATA0001 (nvme1n1) 953.67 GiB written; 0.17% of its rated 600 TB (tbw DATA0001); '
+                           '1.02 TB written in its life (SMART), 0.17% of the rating; the drive counts 3% of its '
+                           'life used')
+    assert (two['rated_bytes'], two['rated_from']) == (2e12 * 365 * 3, 'dwpd default')
+    assert two['run_share'] == 0 and two['life_bytes'] is None and two['life_share'] is None
+    plain = dict((w['serial'], w) for w in h.writes_between(before, after))['DATA0001']
+    assert plain['rated_bytes'] is None and plain['run_share'] is None and '; 1.02 TB written in its life' in plain['line']
+
+
+@pytest.mark.parametrize('value, message', [
+    ([], 'is not a mapping of drive serials'),
+    ({'': {'tbw': 1}}, "the key '' is not a drive serial"),
+    ({'default': {'tbw': 1, 'dwpd': 1}}, 'checkpoint_io_drive_endurance[default]: drive_tbw and drive_dwpd'),
+    ({'S1': {'tbw': 0}}, 'checkpoint_io_drive_endurance[S1]: drive_tbw'),
+    ({'S1': {'warranty_years': 5}}, 'checkpoint_io_drive_endurance[S1]: give tbw, or dwpd'),
+    ({'S1': {'tbwx': 5}}, 'is not a mapping of tbw, dwpd, capacity, warranty_years'),
+    ({'S1': {'dwpd': 1, 'capacity': 'lots'}}, 'drive_capacity'),
+])
+def test_a_rating_that_gives_no_bytes_is_refused_naming_the_entry(value, message):
+    with pytest.raises(ValueError) as exc:
+        h.check_endurance(value)
+    assert message in str(exc.value)
+    assert h.check_endurance({'default': {'dwpd': 1}}) == {'default': {'dwpd': 1}}  # its size from the facts
