@@ -306,14 +306,15 @@ def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock
     where sysfs has none); ``deepspeed_version`` of the training environment (None: not known);
     ``memlock_bytes``: the locked memory one training process may pin ('unlimited' or None: no bound known).
 
-    Returns {manage, reason, section (None when not managed), reasons {key: why}, block_size (the aio
-    block_size the role writes where the section is managed), block_size_reason, writers_per_node,
+    Returns {manage, reason, section (None when not managed), reasons {key: why}, block_size and queue_depth (the
+    aio values the role writes where the section is managed: the same bytes in flight in requests of the save's
+    size), block_size_reason, queue_depth_reason, writers_per_node,
     pinned_bytes_per_writer, in_flight_per_node (bytes), notes [...], errors [...]}.
     """
     manage = str(options.get('manage', 'auto')).lower()
     fast = has_fastpersist(deepspeed_version)
     plan = {'manage': False, 'reason': None, 'section': None, 'reasons': {}, 'writers_per_node': None,
-            'block_size': None, 'block_size_reason': None,
+            'block_size': None, 'block_size_reason': None, 'queue_depth': None, 'queue_depth_reason': None,
             'pinned_bytes_per_writer': None, 'in_flight_per_node': None, 'notes': [], 'errors': [],
             'deepspeed_version': deepspeed_version}
     if manage == 'leave':
@@ -352,7 +353,14 @@ def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock
                              % (block, BLOCK_MAX))
         block_why = 'asked (deepspeed_config_writer_block_size)'
     plan['block_size'], plan['block_size_reason'] = block, block_why
-    aio = dict(aio, block_size=block)
+    # reads and preallocated writes (a restore, ZeRO's swap) do queue: the same bytes in flight as planned, now in
+    # requests of the save's size
+    queue = max(1, -(-int(aio['queue_depth']) * int(aio['block_size']) // block))
+    plan['queue_depth'] = queue
+    plan['queue_depth_reason'] = ('%d: the planned depth %d x block %s in flight, in requests of %s (the restore '
+                                  'read queues them; a save does not)' % (queue, int(aio['queue_depth']),
+                                                                          _size(int(aio['block_size'])), _size(block)))
+    aio = dict(aio, block_size=block, queue_depth=queue)
     need = buffer_need(aio, double)
     if asked == 'auto' or asked is None:
         size = _ceil(max(64 * MIB, need['need_bytes']), need['unit_bytes'])
@@ -418,6 +426,7 @@ def plan_lines(plan):
     lines = [plan['reason']]
     if plan.get('section'):
         lines.append('aio.block_size = %s: %s' % (plan.get('block_size'), plan.get('block_size_reason')))
+        lines.append('aio.queue_depth = %s' % plan.get('queue_depth_reason'))
     for key, value in (plan.get('section') or {}).items():
         reason = (plan.get('reasons') or {}).get(key)
         lines.append('%s = %s%s' % (key, value, (': ' + reason) if reason else ''))

@@ -208,7 +208,8 @@ def deepspeed_config(facts, inputs, settings, depth, directory, selected=(), eng
     return {'files': files, 'checkpoint_dir': directory, 'writer': writer, 'errors': list(writer.get('errors') or []),
             'aio': {'block_size': writer.get('block_size') if writer.get('manage') and writer.get('block_size')
                     else _bytes(settings.get('deepspeed_config_block_size', '1M'), 'deepspeed_config_block_size'),
-                    'queue_depth': depth['per_rank'],
+                    'queue_depth': writer.get('queue_depth') if writer.get('manage') and writer.get('queue_depth')
+                    and depth['per_rank'] is not None else depth['per_rank'],
                     'intra_op_parallelism': settings.get('deepspeed_config_intra_op_parallelism', 1),
                     'single_submit': bool(settings.get('deepspeed_config_single_submit', False)),
                     'overlap_events': bool(settings.get('deepspeed_config_overlap_events', True)),

@@ -51,6 +51,8 @@ def test_without_a_sweep_one_request_fills_a_half_of_deepspeeds_buffer():
     assert plan['section'] == {'type': 'FAST', 'io_buffer_size': 64 * MIB, 'io_buffer_double': True,
                                'data_parallel': 'REPLICA'}
     assert plan['block_size'] == 32 * MIB and 'no depth sweep measured' in plan['block_size_reason']
+    plan = w.writer_plan(AUTO, dict(AIO, queue_depth=100), 2, [0, 0], '0.19.8')
+    assert (plan['block_size'], plan['queue_depth']) == (32 * MIB, 4)  # 100 MiB in flight: four 32 MiB requests
     # two threads: each takes its part of a drain, one request each
     plan = w.writer_plan(AUTO, dict(AIO, intra_op_parallelism=2), 2, [0, 0], '0.19.8')
     assert (plan['block_size'], plan['section']['io_buffer_size']) == (16 * MIB, 64 * MIB)
@@ -66,6 +68,7 @@ def test_without_a_sweep_one_request_fills_a_half_of_deepspeeds_buffer():
 def test_the_request_reaches_nine_tenths_of_the_writers_share_of_the_ceiling(ranks, numa, block):
     plan = w.writer_plan(dict(AUTO, sweep=SWEEP), AIO, ranks, numa, '0.19.8')
     assert plan['block_size'] == block and plan['section']['io_buffer_size'] == 2 * block
+    assert plan['queue_depth'] == 1  # depth 8 x 1 MiB in flight: one request of 32 MiB or more
     share = 125 * MIB / plan['writers_per_node']
     assert moved(block, 0.165, share) >= 0.9 * share > moved(block // 2, 0.165, share)
     assert '165.0 ms' in plan['block_size_reason'] and 'a save grows its file' in plan['block_size_reason']
@@ -139,7 +142,9 @@ def test_the_node_plan_reads_the_version_the_numa_nodes_behind_the_array_and_the
     assert plan['block_size'] == 16 * MIB
     assert plan['lines'][0] == 'managed: DeepSpeed 0.19.8 has FastPersist'
     assert plan['lines'][1].startswith('aio.block_size = 16777216: 32 MiB: no depth sweep')
-    assert plan['lines'][2] == 'type = FAST: the aio handle drains pinned buffers (FastFileWriter)'
+    assert plan['lines'][2] == ('aio.queue_depth = 2: the planned depth 32 x block 1 MiB in flight, in requests of '
+                                '16 MiB (the restore read queues them; a save does not)')
+    assert plan['lines'][3] == 'type = FAST: the aio handle drains pinned buffers (FastFileWriter)'
     assert any(line.startswith('data_parallel = SOCKET: the data drives sit behind 2 NUMA nodes (0, 1)')
                for line in plan['lines'])
     assert plan['lines'][-1] == '2 writer(s) per node of 8 ranks: 32 MiB in flight (one 16 MiB request per thread each)'
