@@ -373,9 +373,9 @@ def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock
                     _size(size), 'two drains' if double else 'one drain', _size(budget))
             elif double and need['queue_bytes'] <= budget:
                 double, size = False, _ceil(need['queue_bytes'], need['unit_bytes'] // 2)
-                why_size += ('; one buffer of %s (no double buffer): the training user\'s locked-memory limit %s holds '
-                        'one queue, not two' % (_size(size), _size(budget)))
-                reasons['io_buffer_double'] = ('the locked-memory limit %s holds one queue (%s), not two'
+                why_size += ('; one buffer of %s (no double buffer): the training user\'s locked-memory limit %s '
+                             'holds one drain, not two' % (_size(size), _size(budget)))
+                reasons['io_buffer_double'] = ('the locked-memory limit %s holds one drain (%s), not two'
                                                % (_size(budget), _size(need['queue_bytes'])))
             else:
                 plan['errors'].append(
@@ -394,8 +394,8 @@ def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock
             if size < need['need_bytes']:
                 plan['notes'].append(
                     'deepspeed_config_writer_io_buffer_size %s is below %s (%s of %s): a drain cannot hold one '
-                    'request per thread' % (_size(size), _size(need['need_bytes']), 'two drains' if double else 'one drain',
-                                    _size(need['queue_bytes'])))
+                    'request per thread' % (_size(size), _size(need['need_bytes']),
+                                            'two drains' if double else 'one drain', _size(need['queue_bytes'])))
             if size % need['unit_bytes']:
                 plan['errors'].append('deepspeed_config_writer_io_buffer_size: %d is not a multiple of %d (%s x '
                                       'intra_op_parallelism x block size)' % (size, need['unit_bytes'],
