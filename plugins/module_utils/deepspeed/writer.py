@@ -249,20 +249,20 @@ def request_size(block, threads, writers, physics, budget=None, halves=2):
     block, threads = int(block), max(1, int(threads))
     if physics is None:
         size = max(block, DEFAULT_HALF // threads // block * block)
-        why = ('%s: no depth sweep measured this volume\'s latency and ceiling here; a save grows its file, so one '
-               'request per thread is in flight: one request fills a half of DeepSpeed\'s default 64 MiB buffer'
-               % _size(size))
+        why = ('no depth sweep measured this volume\'s latency and ceiling here; a save grows its file, so one '
+               'request per thread is in flight: one request fills a half of DeepSpeed\'s default 64 MiB buffer, '
+               '%s' % _size(size))
     else:
         latency, ceiling = physics
         want = REQUEST_SHARE / (1 - REQUEST_SHARE) * ceiling / max(1, int(writers)) / threads * latency
         size = block
         while size < want and size * 2 <= BLOCK_MAX:
             size *= 2
-        why = ('%s: a save grows its file, so one request per thread is in flight (the depth never applies); a '
+        why = ('a save grows its file, so one request per thread is in flight (the depth never applies); a '
                'request of B bytes moves B / (latency + B / ceiling), and %.0f%% of this writer\'s share of the '
-               'ceiling (%s/s over %d writer(s), %d thread(s)) at the sweep\'s request latency %.1f ms needs %s'
-               % (_size(size), REQUEST_SHARE * 100, _size(int(ceiling) // MIB * MIB), max(1, int(writers)), threads,
-                  latency * 1000, _size(_ceil(int(want), MIB))))
+               'ceiling (%s/s over %d writer(s), %d thread(s)) at the sweep\'s request latency %.1f ms needs %s: %s'
+               % (REQUEST_SHARE * 100, _size(int(ceiling) // MIB * MIB), max(1, int(writers)), threads,
+                  latency * 1000, _size(_ceil(int(want), MIB)), _size(size)))
     if budget is not None and halves * threads * size > budget:
         fit = size
         while fit > block and halves * threads * fit > budget:

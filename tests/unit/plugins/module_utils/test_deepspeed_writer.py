@@ -141,7 +141,8 @@ def test_the_node_plan_reads_the_version_the_numa_nodes_behind_the_array_and_the
                                'data_parallel': 'SOCKET'}
     assert plan['block_size'] == 16 * MIB
     assert plan['lines'][0] == 'managed: DeepSpeed 0.19.8 has FastPersist'
-    assert plan['lines'][1].startswith('aio.block_size = 16777216: 32 MiB: no depth sweep')
+    assert plan['lines'][1].startswith('aio.block_size = 16777216: no depth sweep')
+    assert plan['lines'][1].endswith("default 64 MiB buffer, 32 MiB; lowered to 16 MiB, 2 drain(s) within 48 MiB")
     assert plan['lines'][2] == ('aio.queue_depth = 2: the planned depth 32 x block 1 MiB in flight, in requests of '
                                 '16 MiB (the restore read queues them; a save does not)')
     assert plan['lines'][3] == 'type = FAST: the aio handle drains pinned buffers (FastFileWriter)'
