@@ -48,10 +48,8 @@ def test_the_ds_config_has_the_plans_aio_section(host, plan):
     wanted = plan["deepspeed_config"]["aio"]
     # queue_depth auto: on this run the depth is the knee the sweep recorded (the run before measured it)
     assert plan["queue_depth"]["policy"] == "auto" and plan["queue_depth"]["measured"] is not None
-    # the writer is managed: the measured depth's bytes in flight, in requests of the save's size
-    assert aio["block_size"] == wanted["block_size"] == plan["deepspeed_config"]["writer"]["block_size"]
-    assert aio["queue_depth"] == wanted["queue_depth"] == max(
-        1, -(-plan["queue_depth"]["per_rank"] * 1048576 // wanted["block_size"]))
+    assert aio["queue_depth"] == wanted["queue_depth"] == plan["queue_depth"]["per_rank"]
+    assert aio["block_size"] == wanted["block_size"]
     assert aio["use_gds"] is wanted["use_gds"] is False
 
 

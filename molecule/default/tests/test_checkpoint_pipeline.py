@@ -53,13 +53,11 @@ def test_every_foreign_key_of_the_ds_config_is_kept(ds_config):
 
 
 def test_the_writer_section_is_written_beside_aio_and_deepspeed_reads_it_as_planned(ds_config):
-    """checkpoint_io_deepspeed_writer: manage (molecule.yml). A save grows its file, one request at a time: the aio
-    block_size is the writer plan's request size from the sweep's latency and ceiling (a power-of-two multiple of
-    the swept 1 MiB), and the buffer holds two of them, at least DeepSpeed's 64 MiB; the drives' NUMA nodes are not
-    known under QEMU (numa_node -1), so every one of the 4 ranks writes its share (REPLICA)."""
-    writer, block = ds_config["checkpoint"]["writer"], ds_config["aio"]["block_size"]
-    assert block >= 1048576 and block % 1048576 == 0 and (block // 1048576) & (block // 1048576 - 1) == 0
-    assert writer == {"type": "FAST", "io_buffer_size": max(64 * 1048576, 2 * block), "io_buffer_double": True,
+    """checkpoint_io_deepspeed_writer: manage (molecule.yml). The buffer: DeepSpeed's 64 MiB holds two drains of the
+    swept queue (depth at most 16 x 1 MiB); the drives' NUMA nodes are not known under QEMU (numa_node -1), so every
+    one of the 4 ranks writes its share (REPLICA)."""
+    writer = ds_config["checkpoint"]["writer"]
+    assert writer == {"type": "FAST", "io_buffer_size": 64 * 1048576, "io_buffer_double": True,
                       "data_parallel": "REPLICA"}
     if os.environ.get("CHECKPOINT_IO_REQUIRE_DEEPSPEED") != "1":
         pytest.importorskip("deepspeed")
@@ -77,6 +75,7 @@ def test_aio_section_has_real_booleans_and_the_right_thread_key(ds_config):
     assert aio["use_gds"] is False  # no GPU on the lab node: the GDS path is not DMA
     assert "num_threads" not in aio  # ignored by DeepSpeed: removed
     assert isinstance(aio["intra_op_parallelism"], int) and "thread_count" not in aio
+    assert aio["block_size"] == 1048576
 
 
 def test_queue_depth_is_the_depth_measured_with_the_ranks_at_once(ds_config, sweep):
@@ -94,10 +93,7 @@ def test_queue_depth_is_the_depth_measured_with_the_ranks_at_once(ds_config, swe
         assert point["bw_min"] <= point["bw_bytes"] <= point["bw_max"]
     knee = entry["knee"]
     assert knee["knee"] == 4 * knee["per_rank"] and knee["noise"] >= 0.05
-    # the writer is managed: the knee's bytes in flight, in requests of the save's size (at least one)
-    block = ds_config["aio"]["block_size"]
-    assert entry["per_rank_depth"] == knee["per_rank"]
-    assert ds_config["aio"]["queue_depth"] == max(1, -(-entry["per_rank_depth"] * 1048576 // block))
+    assert ds_config["aio"]["queue_depth"] == entry["per_rank_depth"] == knee["per_rank"]
 
 
 def test_deepspeed_reads_the_written_section_as_written(ds_config):
@@ -134,7 +130,7 @@ def test_the_baseline_was_measured_once_on_the_blank_drives_before_any_role(host
         assert queue["scheduler"] and queue["nr_requests"] > 0
 
 
-def test_verification_compares_with_the_baseline_medians_and_spread(verify, ds_config):
+def test_verification_compares_with_the_baseline_medians_and_spread(verify):
     before, after = verify["before"], verify["after"]
     assert before["source"] == "baseline" and before["where"] == "drives"
     assert "before any role ran" in before["what"]
@@ -144,7 +140,7 @@ def test_verification_compares_with_the_baseline_medians_and_spread(verify, ds_c
         assert side["p99_ns"]["median"] > 0
     assert before["total_bytes"] == after["total_bytes"] == 256 * 1024 ** 2  # the same checkpoint both times
     assert before["settings"]["queue_depth"] == 32 and before["settings"]["block_size"] == 262144
-    assert after["settings"]["block_size"] == ds_config["aio"]["block_size"]  # the writer's request size
+    assert after["settings"]["block_size"] == 1048576
     # Raw drives before, the tuned volume after: not the same settings, so a ratio of the medians and a verdict.
     assert verify["same_settings"] is False and verify["verdict"] in ("faster", "slower", "within noise")
     assert verify["ratio"] == pytest.approx(after["throughput_gib_s"]["median"] / before["throughput_gib_s"]["median"],

@@ -315,6 +315,7 @@ def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock
     fast = has_fastpersist(deepspeed_version)
     plan = {'manage': False, 'reason': None, 'section': None, 'reasons': {}, 'writers_per_node': None,
             'block_size': None, 'block_size_reason': None, 'queue_depth': None, 'queue_depth_reason': None,
+            'request_size': None,
             'pinned_bytes_per_writer': None, 'in_flight_per_node': None, 'notes': [], 'errors': [],
             'deepspeed_version': deepspeed_version}
     if manage == 'leave':
@@ -336,16 +337,28 @@ def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock
     reasons = {'type': 'the aio handle drains pinned buffers (FastFileWriter)'}
     unit, writers, why = _data_parallel(options.get('data_parallel', 'auto'), int(ranks), list(numa_nodes or []))
     threads = int(aio.get('intra_op_parallelism') or 1)
-    block = options.get('block_size', 'auto')
-    if block == 'auto' or block is None:
+    block = options.get('block_size', 'aio')
+    if block in ('auto', 'aio') or block is None:
         bound = budget  # an asked buffer bounds the request as the locked memory does
         if asked not in ('auto', None):
             try:
                 bound = normalize_writer_values({'io_buffer_size': asked})['io_buffer_size']
             except ValueError:
                 pass  # refused below with its message
-        block, block_why = request_size(aio['block_size'], threads, writers, sweep_physics(options.get('sweep')),
-                                        bound, 2 if double else 1)
+        request, block_why = request_size(aio['block_size'], threads, writers, sweep_physics(options.get('sweep')),
+                                          bound, 2 if double else 1)
+        plan['request_size'] = request
+        if block == 'auto':
+            block = request
+        else:  # aio: the aio section's own block size and depth, the request size said, not written
+            block = int(aio['block_size'])
+            block_why = ('the aio section\'s (deepspeed_config_writer_block_size aio); a save would reach 90%% of '
+                         'the ceiling with requests of %s (auto writes them): %s' % (_size(request), block_why))
+            plan['notes'].append('a save goes one request at a time: with %s requests it would reach 90%% of the '
+                                 'ceiling, with %s it moves less (deepspeed_config_writer_block_size auto writes '
+                                 'the larger)' % (_size(request), _size(block)) if request > block else
+                                 'a save goes one request at a time; %s requests reach 90%% of the ceiling'
+                                 % _size(block))
     else:
         block = parse_size(block, 'deepspeed_config_writer_block_size')
         if block % 4096 or not 4096 <= block <= BLOCK_MAX:
@@ -355,7 +368,7 @@ def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock
     plan['block_size'], plan['block_size_reason'] = block, block_why
     # reads and preallocated writes (a restore, ZeRO's swap) do queue: the same bytes in flight as planned, now in
     # requests of the save's size
-    queue = max(1, -(-int(aio['queue_depth']) * int(aio['block_size']) // block))
+    queue = max(1, -(-int(aio['queue_depth']) * int(aio['block_size']) // block))  # aio: the depth as it is
     plan['queue_depth'] = queue
     plan['queue_depth_reason'] = ('%d: the planned depth %d x block %s in flight, in requests of %s (the restore '
                                   'read queues them; a save does not)' % (queue, int(aio['queue_depth']),
@@ -476,11 +489,11 @@ def role_input_errors(values):
         except ValueError as exc:
             errors.append(str(exc))
     name = 'deepspeed_config_writer_block_size'
-    if name in values and values[name] != 'auto':
+    if name in values and values[name] not in ('auto', 'aio'):
         try:
             size = parse_size(values[name], name)
             if not 4096 <= size <= BLOCK_MAX or size % 4096:
-                errors.append('%s: %r (%d bytes) is not auto or a multiple of 4096 from 4096 to %d bytes'
+                errors.append('%s: %r (%d bytes) is not aio, auto or a multiple of 4096 from 4096 to %d bytes'
                               % (name, values[name], size, BLOCK_MAX))
         except ValueError as exc:
             errors.append(str(exc))

@@ -186,7 +186,7 @@ def _writer(facts, inputs, settings, depth, selected, engine):
     aio = {'block_size': _bytes(settings.get('deepspeed_config_block_size', '1M'), 'deepspeed_config_block_size'),
            'queue_depth': depth['per_rank'] or depth['sizing'],
            'intra_op_parallelism': settings.get('deepspeed_config_intra_op_parallelism', 1)}
-    options['block_size'] = settings.get('deepspeed_config_writer_block_size', 'auto')
+    options['block_size'] = settings.get('deepspeed_config_writer_block_size', 'aio')
     options['sweep'] = depth.get('sweep')  # the recorded sweep (none before the first)
     memlock = engine.get('memlock_bound_bytes') if engine.get('memlock') == 'auto' else engine.get('memlock')
     try:

@@ -978,6 +978,8 @@ ROLES = {
             'deepspeed_config_writer_block_size': {'type': 'size', 'null': 'refuse',
                                                    'extra': [{'kind': 'auto', 'value': 'auto', 'expect': 'accept',
                                                               'reason': 'documented'},
+                                                             {'kind': 'aio', 'value': 'aio', 'expect': 'accept',
+                                                              'reason': 'documented'},
                                                              {'kind': 'not_4k', 'value': '1000', 'limit': '4096'}]},
             'deepspeed_config_writer_io_buffer_double': {'null': 'refuse'},
             'deepspeed_config_writer_data_parallel': STATE_NULL,

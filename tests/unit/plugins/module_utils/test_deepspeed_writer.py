@@ -17,7 +17,8 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.deepspeed
 
 MIB = 1024 * 1024
 AIO = {'block_size': MIB, 'queue_depth': 8, 'intra_op_parallelism': 1}
-AUTO = {'manage': 'auto', 'io_buffer_size': 'auto', 'io_buffer_double': True, 'data_parallel': 'auto'}
+AUTO = {'manage': 'auto', 'io_buffer_size': 'auto', 'io_buffer_double': True, 'data_parallel': 'auto',
+        'block_size': 'auto'}
 REQUIRE_DEEPSPEED = os.environ.get('CHECKPOINT_IO_REQUIRE_DEEPSPEED') == '1'
 
 
@@ -73,6 +74,14 @@ def test_the_request_reaches_nine_tenths_of_the_writers_share_of_the_ceiling(ran
     assert moved(block, 0.165, share) >= 0.9 * share > moved(block // 2, 0.165, share)
     assert '165.0 ms' in plan['block_size_reason'] and 'a save grows its file' in plan['block_size_reason']
     assert w.plan_lines(plan)[1].startswith('aio.block_size = %d: ' % block)
+
+
+def test_by_default_the_aio_block_size_stays_and_the_request_size_is_said():
+    plan = w.writer_plan(dict(AUTO, block_size='aio', sweep=SWEEP), AIO, 1, [0], '0.19.8')
+    assert (plan['block_size'], plan['queue_depth'], plan['request_size']) == (MIB, 8, 256 * MIB)
+    assert plan['section']['io_buffer_size'] == 64 * MIB
+    assert plan['block_size_reason'].startswith("the aio section's (deepspeed_config_writer_block_size aio)")
+    assert plan['notes'][0].startswith('a save goes one request at a time: with 256 MiB requests it would reach')
 
 
 def test_the_sweep_without_a_latency_or_a_ceiling_is_no_sweep():
