@@ -49,7 +49,12 @@ def check(profile, name, host, report, engine="fio"):
     ceiling_gib = sum(m["ceiling_mib_s"] for m in models) * MIB / GIB
     after = report["after"]["throughput_gib_s"]
     before = report["before"]["throughput_gib_s"]
-    depth = int(report["after"]["settings"]["queue_depth"]) * int(report["ranks"])
+    # the depth the sweep chose, in its block (the aio section's block may be a save's request size: then its
+    # depth is that request count, planned_depth the sweep's)
+    planned = report["after"]["settings"].get("planned_depth") or {}
+    per_rank = int(planned["per_rank"]) * int(planned["block_size"]) // MIB if planned else \
+        int(report["after"]["settings"]["queue_depth"])
+    depth = per_rank * int(report["ranks"])
     failures = []
     print("%s (%s, %d drives %s): before %.4f GiB/s (%d runs, spread %.1f%%; %s)" % (
         name, profile, len(models), models[0]["profile"], before["median"], before["n"], before["spread"] * 100,
@@ -66,8 +71,10 @@ def check(profile, name, host, report, engine="fio"):
           "%s%s)" % (ceiling_gib, model_fraction, report["ceiling_gib_s"], report["after_ceiling"],
                      ", %.2f x the model's ceiling" % (report["ceiling_gib_s"] / ceiling_gib)
                      if report["ceiling_gib_s"] else ""))
-    print("  auto depth %d per rank x %d ranks = %d in flight; the array's knee %d (Little's Law of the model)" % (
-        int(report["after"]["settings"]["queue_depth"]), int(report["ranks"]), depth, knee))
+    print("  auto depth %d per rank x %d ranks = %d in flight (1 MiB requests); the array's knee %d (Little's Law of "
+          "the model); the aio section: depth %s, block %d MiB" % (
+              per_rank, int(report["ranks"]), depth, knee, report["after"]["settings"]["queue_depth"],
+              int(report["after"]["settings"]["block_size"]) // MIB))
     ran = (report.get("engine") or {}).get("engine", "fio")
     restore = report.get("restore") or {}
     print("  written by %s (%s); restore read before %s, after %s GiB/s (medians), after/before %s" % (
