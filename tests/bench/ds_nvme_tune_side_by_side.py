@@ -52,7 +52,7 @@ def report(res):
         "defaults": "DeepSpeed's defaults (block 1M, depth 8, 64 MiB double buffer)",
         "ds_nvme_tune": "its recommendation: %s" % json.dumps(tune, sort_keys=True),
         "collection": "depth %s, block %d MiB, writer %s" % (
-            res["sweep"]["per_rank_depth"], res["writer_plan"]["block_size"] // 1048576,
+            res["writer_plan"]["queue_depth"], res["writer_plan"]["block_size"] // 1048576,
             json.dumps(res["writer_plan"].get("section"), sort_keys=True)),
     }
     print("%-14s %9s %7s %9s %7s %9s %s" % ("DeepSpeed save", "GiB/s", "spread", "restore", "spread",
