@@ -226,7 +226,7 @@ def buffer_need(aio, double):
     of it): ``intra_op_parallelism x block_size`` per drain, two drains when double."""
     halves = 2 if double else 1
     drain = int(aio.get('intra_op_parallelism') or 1) * int(aio['block_size'])
-    return {'queue_bytes': drain, 'need_bytes': halves * drain, 'unit_bytes': halves * drain}
+    return {'drain_bytes': drain, 'need_bytes': halves * drain, 'unit_bytes': halves * drain}
 
 
 def sweep_physics(sweep):
@@ -300,8 +300,9 @@ def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock
     """The ``checkpoint.writer`` section for a node, or why it is left alone.
 
     ``options``: {manage: auto | true | false, io_buffer_size: auto | bytes, io_buffer_double: bool,
-    data_parallel: auto | REPLICA | SOCKET | MACHINE | None, block_size: auto | size (the aio block_size a save's
-    requests take, :func:`request_size`), sweep: the depth sweep's result or record (None: no sweep)}; ``aio``: the aio values the role settled (block_size,
+    data_parallel: auto | REPLICA | SOCKET | MACHINE | None, block_size: aio | auto | size (aio: the aio section's
+    block size stays and the request size is said; auto: :func:`request_size` is written), sweep: the depth
+    sweep's result or record (None: no sweep)}; ``aio``: the aio values the role settled (block_size,
     queue_depth, intra_op_parallelism); ``ranks`` per node; ``numa_nodes`` of the data drives' controllers (None
     where sysfs has none); ``deepspeed_version`` of the training environment (None: not known);
     ``memlock_bytes``: the locked memory one training process may pin ('unlimited' or None: no bound known).
@@ -384,17 +385,17 @@ def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock
                 size = need['need_bytes']
                 why_size += '; lowered to %s, %s, within the training user\'s locked-memory limit %s' % (
                     _size(size), 'two drains' if double else 'one drain', _size(budget))
-            elif double and need['queue_bytes'] <= budget:
-                double, size = False, _ceil(need['queue_bytes'], need['unit_bytes'] // 2)
+            elif double and need['drain_bytes'] <= budget:
+                double, size = False, _ceil(need['drain_bytes'], need['unit_bytes'] // 2)
                 why_size += ('; one buffer of %s (no double buffer): the training user\'s locked-memory limit %s '
                              'holds one drain, not two' % (_size(size), _size(budget)))
                 reasons['io_buffer_double'] = ('the locked-memory limit %s holds one drain (%s), not two'
-                                               % (_size(budget), _size(need['queue_bytes'])))
+                                               % (_size(budget), _size(need['drain_bytes'])))
             else:
                 plan['errors'].append(
                     'the training user\'s locked-memory limit %s is below one drain %s (%d thread(s) x block %s): '
                     'FastPersist\'s buffer cannot be pinned. Raise the limit (io_uring_engine_memlock) or lower '
-                    'the block size' % (_size(budget), _size(need['queue_bytes']), threads, _size(block)))
+                    'the block size' % (_size(budget), _size(need['drain_bytes']), threads, _size(block)))
         reasons['io_buffer_size'] = why_size
     else:
         try:
@@ -408,7 +409,7 @@ def writer_plan(options, aio, ranks, numa_nodes, deepspeed_version=None, memlock
                 plan['notes'].append(
                     'deepspeed_config_writer_io_buffer_size %s is below %s (%s of %s): a drain cannot hold one '
                     'request per thread' % (_size(size), _size(need['need_bytes']),
-                                            'two drains' if double else 'one drain', _size(need['queue_bytes'])))
+                                            'two drains' if double else 'one drain', _size(need['drain_bytes'])))
             if size % need['unit_bytes']:
                 plan['errors'].append('deepspeed_config_writer_io_buffer_size: %d is not a multiple of %d (%s x '
                                       'intra_op_parallelism x block size)' % (size, need['unit_bytes'],
