@@ -8,7 +8,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import records
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import records, remeasure as _remeasure
 
 
 def _call(name, func, *args):
@@ -34,9 +34,27 @@ def thermal_depth(facts, depth):
     return _call('thermal_depth', records.thermal_depth, facts, depth)
 
 
+def measurement_depends(facts, names, settings=None):
+    return _call('measurement_depends', _remeasure.depends_on, facts, list(names or []), settings)
+
+
+def measurement_stamp(depends):
+    return _call('measurement_stamp', _remeasure.stamp, depends)
+
+
+def remeasure(entry, depends, policy='auto', days=_remeasure.DEFAULT_DAYS, label='measurement', measure_reason=None,
+              name='checkpoint_io_remeasure'):
+    return _call('remeasure', _remeasure.decide, entry, depends, policy, days, None, label, measure_reason, name)
+
+
+def remeasure_line(decision, written=None):
+    return _call('remeasure_line', _remeasure.line, decision, written)
+
+
 class FilterModule(object):
     """The state store's records."""
 
     def filters(self):
         return {'sweep_key': sweep_key, 'recorded_sweep': recorded_sweep, 'sweep_ceiling': sweep_ceiling,
-                'thermal_depth': thermal_depth}
+                'thermal_depth': thermal_depth, 'measurement_depends': measurement_depends,
+                'measurement_stamp': measurement_stamp, 'remeasure': remeasure, 'remeasure_line': remeasure_line}

@@ -1661,7 +1661,8 @@ ansible_facts:
             records:
               description: The data of every record by name (V(xfs) the checkpoint volume, V(depth_sweep) the
                 sweeps, V(baseline) the write before tuning, V(settings_before), V(block_layer),
-                V(io_uring_engine), V(deepspeed_aio) the values found before each role's first change).
+                V(io_uring_engine), V(deepspeed_aio) the values found before each role's first change; V(thermal_series),
+                V(verification) and V(engine_check) the last measurements, each with what it depended on).
               type: dict
               returned: always
               sample: {settings_before: {queue_depth: 8, block_size: 1048576, intra_op_parallelism: 1}}
@@ -1706,6 +1707,17 @@ ansible_facts:
                   type: str
                   returned: always
                   sample: "e78a7203:e730df8e:32ae8ffc:b4fc9ee8"
+            kernel:
+              description: The running kernel (what a recorded measurement depended on, with the drives and the
+                volume; a later run measures again after a kernel change).
+              type: dict
+              returned: always
+              contains:
+                release:
+                  description: The kernel's release (C(/proc/sys/kernel/osrelease)), V(null) where it cannot be read.
+                  type: str
+                  returned: always
+                  sample: 6.1.0-28-amd64
             lease:
               description: The live run lease (the run holding the node; see M(ai_storage.checkpoint_io.checkpoint_io_lock)),
                 V(null) when none.

@@ -27,6 +27,11 @@ from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.plan.dept
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.selection import normalize_selection
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.nvme.drive_health import check_endurance
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.state_store import STATE_DIR
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.remeasure import (
+    DEFAULT_DAYS as REMEASURE_DAYS,
+    MAX_DAYS as REMEASURE_MAX_DAYS,
+    POLICIES as REMEASURE_POLICIES,
+)
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.units import (
     check_path_limits,
     parse_size,
@@ -101,6 +106,14 @@ SPEC = {
     'checkpoint_io_verify_restore': ('bool', True, None, 'read each verification write back (the restore read, '
                                                          'O_DIRECT, the shards dropped from the page cache first) '
                                                          'and report its GiB/s before and after'),
+    'checkpoint_io_remeasure': ('choice', 'auto', REMEASURE_POLICIES,
+                                'which recorded measurements (the depth sweep, the thermal validation, the '
+                                'verification, the io_uring check) a run reuses - auto: those nothing they depended '
+                                'on changed under (drives, firmware, kernel, volume, settings) and at most '
+                                'checkpoint_io_remeasure_days old; changed: those nothing changed under, any age; '
+                                'always: none'),
+    'checkpoint_io_remeasure_days': ('int', REMEASURE_DAYS, (0, REMEASURE_MAX_DAYS),
+                                     'the age in days past which auto measures again'),
     'checkpoint_io_verify_timeout': ('int', 3600, (1, 86400), 'seconds one verification write may take'),
     'checkpoint_io_verify_poll': ('number', 5, (0.0, 3600.0, True, False), 'seconds between progress reports'),
     'checkpoint_io_verify_min_fraction': ('number', 0.5, (0.0, 1.0, False, False),

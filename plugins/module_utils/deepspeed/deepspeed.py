@@ -578,4 +578,6 @@ def role_input_errors(values):
     check('deepspeed_config_sweep_poll', poll)
     check('deepspeed_config_sweep_size_per_point', size)
     check('deepspeed_config_sweep_scratch_size', size)
-    return errors + ds_writer.role_input_errors(values)
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.remeasure import (
+        role_input_errors as remeasure_errors)
+    return errors + ds_writer.role_input_errors(values) + remeasure_errors(values, 'deepspeed_config')

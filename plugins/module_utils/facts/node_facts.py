@@ -76,7 +76,7 @@ def gather_facts(ctx, params):
         ('deepspeed', lambda: deepspeed_facts.collect(ctx, params.get('deepspeed_configs') or [],
                                                       params.get('deepspeed_python'))),
         ('state', lambda: state_facts(params.get('state_dir') or state_store.STATE_DIR,
-                                      params.get('devfs_root') or '/dev')),
+                                      params.get('devfs_root') or '/dev', params.get('procfs_root') or '/proc')),
     )
     facts['gathered_at'] = {}
     for name, collector in collectors:
@@ -86,9 +86,10 @@ def gather_facts(ctx, params):
     return facts
 
 
-def state_facts(state_dir, devfs_root='/dev'):
-    """The ``state`` section: every record of the state store, the run lease apart, and the checkpoint volume the
-    xfs role made (its md array found by its UUID link, whatever name an initramfs gave it)."""
+def state_facts(state_dir, devfs_root='/dev', proc_root='/proc'):
+    """The ``state`` section: every record of the state store, the run lease apart, the checkpoint volume the
+    xfs role made (its md array found by its UUID link, whatever name an initramfs gave it), and the kernel's
+    release (what a recorded measurement depended on: common/remeasure.py)."""
     section = state_store.read_all(state_dir)
     lease = section['records'].pop(state_store.RUN_LEASE, None)
     section['meta'].pop(state_store.RUN_LEASE, None)
@@ -101,6 +102,11 @@ def state_facts(state_dir, devfs_root='/dev'):
         if os.path.islink(link):
             kernel = os.path.basename(os.path.realpath(link))
     section['volume'] = records.volume_from_record(record, kernel)
+    try:
+        with open(os.path.join(proc_root, 'sys', 'kernel', 'osrelease')) as handle:
+            section['kernel'] = {'release': handle.read().strip() or None}
+    except (IOError, OSError, UnicodeDecodeError):
+        section['kernel'] = {'release': None}
     return section
 
 

@@ -22,6 +22,7 @@ __metaclass__ = type
 import copy
 import json
 
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.remeasure import DEFAULT_DAYS, check_policy
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.facts_access import section
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.inputs import absolute_path
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.sysfs import expand_cpulist
@@ -307,6 +308,10 @@ def check_options(options):
     except ValueError as exc:
         errors.append(str(exc))
 
+    try:
+        check_policy(options.get('remeasure', 'auto'), options.get('remeasure_days', DEFAULT_DAYS), _var('remeasure'))
+    except ValueError as exc:
+        errors.append(str(exc))
     verify = options.get('verify', True)
     try:
         verify = _bool(verify, _var('verify'))

@@ -1,0 +1,95 @@
+# -*- coding: utf-8 -*-
+"""Whether a recorded measurement still holds (module_utils/common/remeasure.py): what it depended on, the decision
+and its reason under each policy, and bad policies refused naming the value and the limit."""
+import pytest
+
+from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import remeasure as r
+
+NOW = 1796500000.0  # 2026-12-06
+
+
+def _facts(firmware='1.0', release='6.1.0-28-amd64', serial='DATA0001'):
+    return {'nvme': {'controllers': [{'name': 'nvme0', 'serial': serial, 'model': 'QEMU NVMe Ctrl',
+                                      'firmware': firmware}],
+                     'namespaces': [{'name': 'nvme0n1', 'controllers': ['nvme0'], 'wwid': 'eui.01',
+                                     'size_bytes': 1 << 30}]},
+            'state': {'kernel': {'release': release},
+                      'volume': {'mount_point': '/mnt/ckpt', 'md_uuid': 'a:b:c:d', 'holders': ['md127']}}}
+
+
+def _recorded(facts=None, settings=None, age_s=3600):
+    depends = r.depends_on(facts or _facts(), ['nvme0n1'], settings or {'ranks': 2, 'block_size': 1048576})
+    return dict(r.stamp(depends, NOW - age_s), result=1)
+
+
+def test_what_a_measurement_depends_on_names_drives_by_identity_not_kernel_name():
+    deps = r.depends_on(_facts(), ['nvme0n1'], {'ranks': 2})
+    assert deps == {'drives': [{'serial': 'DATA0001', 'model': 'QEMU NVMe Ctrl', 'firmware': '1.0',
+                                'wwid': 'eui.01', 'size_bytes': 1 << 30}],
+                    'kernel': '6.1.0-28-amd64', 'volume': {'mount_point': '/mnt/ckpt', 'md_uuid': 'a:b:c:d'},
+                    'settings': {'ranks': 2}}
+    # a namespace the facts do not know is kept by name (it cannot match a record silently)
+    assert r.depends_on(_facts(), ['nvme9n1'])['drives'] == [
+        {'serial': None, 'model': None, 'firmware': None, 'wwid': None, 'size_bytes': None, 'device': 'nvme9n1'}]
+
+
+def test_a_record_nothing_changed_under_is_reused_and_says_when_it_was_measured():
+    decision = r.decide(_recorded(), r.depends_on(_facts(), ['nvme0n1'], {'ranks': 2, 'block_size': 1048576}),
+                        now=NOW, label='sweep')
+    assert decision['reuse'] is True and decision['changed'] == [] and decision['age_s'] == 3600
+    assert decision['reason'].startswith('reused: measured 2026-')
+    assert '60 min ago' in decision['reason'] or '1.0 h ago' in decision['reason']
+    assert r.line(decision, 123) == 'sweep: ' + decision['reason']
+
+
+@pytest.mark.parametrize('facts, settings, words', [
+    (_facts(firmware='2.0'), None, 'drive DATA0001 firmware "1.0" -> "2.0"'),
+    (_facts(release='6.12.0'), None, 'kernel 6.1.0-28-amd64 -> 6.12.0'),
+    (_facts(serial='DATA0009'), None, 'drive DATA0001 left'),
+    (_facts(), {'ranks': 4, 'block_size': 1048576}, 'ranks 2 -> 4'),
+])
+def test_a_change_under_the_record_measures_again_naming_it(facts, settings, words):
+    depends = r.depends_on(facts, ['nvme0n1'], settings or {'ranks': 2, 'block_size': 1048576})
+    decision = r.decide(_recorded(), depends, now=NOW)
+    assert decision['reuse'] is False and words in decision['reason'], decision
+
+
+def test_the_policies_and_the_age():
+    depends = r.depends_on(_facts(), ['nvme0n1'], {'ranks': 2, 'block_size': 1048576})
+    old = _recorded(age_s=10 * 86400)
+    assert 'is 10.0 days old, over checkpoint_io_remeasure_days 7' in r.decide(old, depends, now=NOW)['reason']
+    assert r.decide(old, depends, 'changed', now=NOW)['reuse'] is True
+    assert r.decide(old, depends, 'auto', 30, now=NOW)['reuse'] is True
+    assert r.decide(_recorded(), depends, 'always', now=NOW)['reason'] == 'measured: checkpoint_io_remeasure is always'
+    assert r.decide(_recorded(), depends, 'auto', 0, now=NOW)['reuse'] is False
+    assert r.decide({}, depends, now=NOW)['reason'] == 'measured: none recorded'
+    assert 'does not say what it depended on' in r.decide({'curve': []}, depends, now=NOW)['reason']
+    own = r.decide(_recorded(), depends, now=NOW, measure_reason='its last verdict was throttling')
+    assert own['reuse'] is False and own['reason'] == 'measured: its last verdict was throttling'
+    future = dict(_recorded(), measured_at='2027-12-01T00:00:00Z')
+    assert 'not a time in the past' in r.decide(future, depends, now=NOW)['reason']
+    # bytes are said only for what was measured
+    assert r.line(r.decide({}, depends, now=NOW, label='thermal'), 3 << 30) == \
+        'thermal: measured: none recorded (3072 MiB written)'
+
+
+def test_a_record_compares_equal_after_the_json_round_trip():
+    depends = r.depends_on(_facts(), ['nvme0n1'], {'sizes': (1, 2), 'nested': {'b': 1, 'a': [1.5]}})
+    assert r.decide(dict(r.stamp(depends, NOW - 60)), r.depends_on(_facts(), ['nvme0n1'],
+                    {'sizes': [1, 2], 'nested': {'a': [1.5], 'b': 1}}), now=NOW)['reuse'] is True
+
+
+@pytest.mark.parametrize('policy, days, words', [
+    ('sometimes', 7, "checkpoint_io_remeasure is 'sometimes': it must be one of auto, always, changed"),
+    ('auto', -1, 'checkpoint_io_remeasure_days is -1: it must be a whole number of days from 0 to 3650'),
+    ('auto', 4000, 'from 0 to 3650'),
+    ('auto', 1.5, 'whole number'),
+    ('auto', 'x', 'whole number'),
+    ('auto', True, 'whole number'),
+])
+def test_bad_policies_are_refused_naming_the_value_and_the_limit(policy, days, words):
+    with pytest.raises(ValueError, match=None) as err:
+        r.decide({}, {}, policy, days, now=NOW)
+    assert words in str(err.value)
+    assert r.role_input_errors({'x_remeasure': policy, 'x_remeasure_days': days}, 'x')
+    assert r.role_input_errors({}, 'x') == []
