@@ -112,6 +112,13 @@ options:
       - A directory of compression readiness results, C(<host>.json) (playbooks/compression_readiness.yml's
         C(compression/) beside C(verify/)); a host's document's own C(checkpoint_io_compression) comes first.
     type: path
+  run_dir:
+    description:
+      - A directory of run documents, C(<host>.json) (C(tune_checkpoint_nodes.yml)'s C(run/) beside C(verify/)):
+        what each node's last run wrote to each drive, its share of the drive's rated endurance, and which
+        measurements it reused. The rows' C(run_written_gib), C(run_rated_share) and C(reused), each drive's
+        C(run_bytes) and C(run_share), and the overview's C(run_writes) come from it.
+    type: path
   stale_hours:
     description: Facts older than this (hours) are stale (above 0, at most 87600; a number, not a boolean).
     type: raw
@@ -288,6 +295,7 @@ def main():
             previous=dict(type='path'),
             verify_dir=dict(type='path'),
             compression_dir=dict(type='path'),
+            run_dir=dict(type='path'),
             stale_hours=dict(type='raw', default=24.0),
             outlier_fraction=dict(type='raw', default=0.8),
             workers=dict(type='int', default=0),
@@ -300,10 +308,10 @@ def main():
             p[key] = _number(p[key])
         except (TypeError, ValueError) as exc:
             module.fail_json(msg='%s: %s' % (key, exc))
-    for key in ('cache_dir', 'out_dir', 'previous', 'verify_dir', 'compression_dir'):
+    for key in ('cache_dir', 'out_dir', 'previous', 'verify_dir', 'compression_dir', 'run_dir'):
         if p[key] is not None and not os.path.isabs(p[key]):
             module.fail_json(msg='%s: %r is not an absolute path' % (key, p[key]))
-    for key in ('cache_dir', 'previous', 'verify_dir', 'compression_dir'):
+    for key in ('cache_dir', 'previous', 'verify_dir', 'compression_dir', 'run_dir'):
         if p[key] is not None:
             try:
                 units.check_path_limits(p[key], key)
@@ -314,7 +322,7 @@ def main():
         module.fail_json(msg=problem)
     if not os.path.isdir(p['cache_dir']):
         module.fail_json(msg='cache_dir: %r is not a directory' % p['cache_dir'])
-    for key in ('verify_dir', 'compression_dir'):
+    for key in ('verify_dir', 'compression_dir', 'run_dir'):
         if p[key] is not None and not os.path.isdir(p[key]):
             module.fail_json(msg='%s: %r is not a directory' % (key, p[key]))
     if not NAME_RE.match(p['name'] or '') or p['name'] in ('.', '..'):
@@ -350,7 +358,8 @@ def main():
             fleet_report.CacheSource(p['cache_dir'], p['cache_prefix']), out_dir, name=p['name'],
             targets=p['targets'], plan_args=p['plan'], previous=previous, stale_hours=p['stale_hours'],
             outlier_fraction=p['outlier_fraction'], verify_dir=p['verify_dir'], title=p['title'],
-            source=p['cache_dir'], compression_dir=p['compression_dir'], workers=workers)
+            source=p['cache_dir'], compression_dir=p['compression_dir'], workers=workers,
+            run_dir=p['run_dir'])
     except (OSError, ValueError) as exc:
         module.fail_json(msg='fleet report: %s' % exc)
     finally:

@@ -47,7 +47,8 @@ AIO_SETTINGS = (('queue_depth', 'deepspeed_config_queue_depth'), ('block_size', 
                 ('overlap_events', 'deepspeed_config_overlap_events'))
 ROW_KEYS = ('host', 'status', 'gathered_at', 'age_h', 'kernel', 'data_drives', 'gds', 'io_uring', 'temp_max_c',
             'throttled', 'bw_before', 'bw_after', 'ratio', 'errors', 'warnings', 'infos', 'drifted', 'outlier',
-            'sweep_ceiling_mib_s', 'latency_ms', 'compression_ratio', 'compression_codec', 'compression_bound')
+            'sweep_ceiling_mib_s', 'latency_ms', 'compression_ratio', 'compression_codec', 'compression_bound',
+            'run_written_gib', 'run_rated_share', 'reused')
 
 
 def _size(value):
@@ -226,14 +227,32 @@ def absence_findings(facts, doc, plan, drives):
     return out
 
 
-def node_record(host, doc, targets=None, now=None, stale_hours=24.0, verify=None):
-    """One node's report record: the row (ROW_KEYS) and its details (drives, drift, findings, curve, thermal)."""
+def run_writes(run):
+    """What the node's last run of tune_checkpoint_nodes.yml wrote (its run document, ``<report_dir>/run/``):
+    ({serial: {bytes, share}}, the GiB it wrote to the drives, the largest share of a drive's rated endurance, how
+    many measurements it reused)."""
+    per_drive = {}
+    for entry in _list(_dict(run).get('run_writes')):
+        entry = _dict(entry)
+        if entry.get('serial') is not None:
+            per_drive[str(entry['serial'])] = {'bytes': _num(entry.get('bytes')), 'share': _num(entry.get('run_share'))}
+    written = [v['bytes'] for v in per_drive.values() if v['bytes'] is not None]
+    shares = [v['share'] for v in per_drive.values() if v['share'] is not None]
+    reused = sum(1 for m in _dict(_dict(run).get('measurements')).values() if _dict(m).get('reuse') is True)
+    return (per_drive, round(sum(written) / float(GIB), 3) if written else None, max(shares) if shares else None,
+            reused if run else None)
+
+
+def node_record(host, doc, targets=None, now=None, stale_hours=24.0, verify=None, run=None):
+    """One node's report record: the row (ROW_KEYS) and its details (drives, drift, findings, curve, thermal).
+    ``run``: the node's run document (what its last run wrote to each drive and which measurements it reused)."""
     doc = _dict(doc)
     facts = host_facts(doc)
     want = dict(DEFAULT_TARGETS)
     want.update(_dict(targets))
     want.update(_dict(doc.get('fleet_report_targets')))
     verify = _dict(verify) or _dict(doc.get('checkpoint_io_verify'))
+    run_drives, run_gib, run_share, reused = run_writes(run)
     # Where the node has a plan, drift is measured against it (each drive's planned queue values, the planned aio
     # section); elsewhere against the targets.
     plan = host_plan(doc)
@@ -280,7 +299,9 @@ def node_record(host, doc, targets=None, now=None, stale_hours=24.0, verify=None
                      'io_queues': ctrl.get('io_queues'),
                      'link': ('%s x%s' % (ctrl.get('current_link_speed_gts'), ctrl.get('current_link_width'))
                               if ctrl.get('current_link_speed_gts') else None),
-                     'drift': 0}
+                     'drift': 0,
+                     'run_bytes': _dict(run_drives.get(str(ctrl.get('serial')))).get('bytes'),
+                     'run_share': _dict(run_drives.get(str(ctrl.get('serial')))).get('share')}
             for key, var, _default in BLOCK_SETTINGS:
                 drive[key] = q.get(key)
             if not os_drive and q:
@@ -371,6 +392,7 @@ def node_record(host, doc, targets=None, now=None, stale_hours=24.0, verify=None
         'errors': counts['error'], 'warnings': counts['warning'], 'infos': counts['info'], 'drifted': len(drift),
         'outlier': False, 'sweep_ceiling_mib_s': round(best[1] / sweep_drives, 1) if best else None,
         'latency_ms': knee[2] if knee and knee[2] else None,
+        'run_written_gib': run_gib, 'run_rated_share': run_share, 'reused': reused,
     }
     # compression readiness (playbooks/compression_readiness.yml's fact): the best codec's projection
     projection = _dict(_dict(doc.get('checkpoint_io_compression')).get('projection'))

@@ -158,14 +158,15 @@ def failed_record(host, exc):
     return {'row': row, 'drives': [], 'drift': [], 'findings': [finding], 'curve': [], 'thermal': {}}
 
 
-def _record(host, doc, targets, now, stale_hours, verify_dir, compression_dir):
+def _record(host, doc, targets, now, stale_hours, verify_dir, compression_dir, run_dir=None):
     """node_record() of one (host, document), with the documents beside the facts and an unreadable cache file
     reported as the node's error."""
     verify = side_document(verify_dir, host)
+    run = side_document(run_dir, host)
     compression = side_document(compression_dir, host)
     if compression is not None and isinstance(doc, dict) and not doc.get('checkpoint_io_compression'):
         doc = dict(doc, checkpoint_io_compression=compression)
-    record = node_record(host, doc, targets, now, stale_hours, verify)
+    record = node_record(host, doc, targets, now, stale_hours, verify, run)
     if isinstance(doc, dict) and doc.get('__unreadable__'):
         why = (': %s' % doc['__why__']) if doc.get('__why__') else ''
         record['findings'].insert(0, _finding('error', None, 'cache file %s is not JSON%s' % (
@@ -183,7 +184,7 @@ def node_parts(host, doc, ctx):
     number JSON cannot write) fails only its node."""
     try:
         return _parts(_record(host, doc, ctx['targets'], ctx['now'], ctx['stale_hours'], ctx['verify_dir'],
-                              ctx['compression_dir']))
+                              ctx['compression_dir'], ctx.get('run_dir')))
     except Exception as exc:  # pylint: disable=broad-except
         # a node's document is data the node controls: one that breaks the reader fails that node
         return _parts(failed_record(host, exc))
@@ -471,7 +472,7 @@ def paths_of(out_dir, name='fleet_report'):
 
 def build(nodes, out_dir, name='fleet_report', targets=None, plan_args=None, previous=None, stale_hours=24.0,
           outlier_fraction=0.8, verify_dir=None, now=None, title='Checkpoint I/O fleet report', source=None,
-          compression_dir=None, workers=1):
+          compression_dir=None, workers=1, run_dir=None):
     """Write the report's files (paths_of) under ``out_dir`` from ``nodes``: an iterable of (host, document), or a
     CacheSource, whose files ``workers`` processes read and decode. ``previous``: read_previous()'s result.
     Returns {paths, overview, plan, changes, drift, worst, summary (lines), nodes, html_bytes}."""
@@ -479,7 +480,7 @@ def build(nodes, out_dir, name='fleet_report', targets=None, plan_args=None, pre
     now = now or time.time()
     paths = paths_of(out_dir, name)
     ctx = {'targets': targets, 'now': now, 'stale_hours': stale_hours, 'verify_dir': verify_dir,
-           'compression_dir': compression_dir}
+           'compression_dir': compression_dir, 'run_dir': run_dir}
     fleet = _Fleet()
     # every file through atomic_output (a new file with a random name, O_EXCL, renamed over the report's name):
     # nothing is opened through a name that exists, so a link planted in out_dir is replaced, never followed
@@ -500,7 +501,8 @@ def build(nodes, out_dir, name='fleet_report', targets=None, plan_args=None, pre
         data_file.write('fleetOutliers(%s);\n' % _compact([i for i, flag in enumerate(outliers) if flag]))
         lines.seek(0)
         totals = {'status': dict((s, 0) for s in STATUSES), 'findings': dict((s, 0) for s in SEVERITIES),
-                  'drives': 0, 'drift_nodes': 0, 'throttled_drives': 0, 'gds_paths': {}, 'outliers': 0}
+                  'drives': 0, 'drift_nodes': 0, 'throttled_drives': 0, 'gds_paths': {}, 'outliers': 0,
+                  'run_written_gib': 0.0, 'run_nodes': 0, 'run_rated_share_max': None, 'reused_nodes': 0}
         worst, delta = _Worst(), _Changes(previous, fleet.sorted)
         with atomic_output(paths['nodes'], binary=True) as nodes_file, \
                 atomic_output(paths['nodes_csv'], binary=True) as csv_file:
@@ -523,6 +525,13 @@ def build(nodes, out_dir, name='fleet_report', targets=None, plan_args=None, pre
                     totals['drives'] += row['data_drives'] or 0
                     totals['drift_nodes'] += 1 if row['drifted'] else 0
                     totals['throttled_drives'] += row['throttled'] or 0
+                    if row['run_written_gib'] is not None:
+                        totals['run_nodes'] += 1
+                        totals['run_written_gib'] += row['run_written_gib']
+                    if row['run_rated_share'] is not None and (totals['run_rated_share_max'] is None or
+                                                               row['run_rated_share'] > totals['run_rated_share_max']):
+                        totals['run_rated_share_max'] = row['run_rated_share']
+                    totals['reused_nodes'] += 1 if row['reused'] else 0
                     gds = str(row['gds'] or 'unknown')
                     totals['gds_paths'][gds] = totals['gds_paths'].get(gds, 0) + 1
                     worst.add(row)
@@ -542,7 +551,9 @@ def build(nodes, out_dir, name='fleet_report', targets=None, plan_args=None, pre
         'drift_nodes': totals['drift_nodes'], 'bandwidth_median_gib_s': median(fleet.bw),
         'bandwidth_histogram': histogram(fleet.bw), 'temperature_histogram': histogram(fleet.temp),
         'outlier_fraction': outlier_fraction, 'outliers': totals['outliers'],
-        'throttled_drives': totals['throttled_drives']}
+        'throttled_drives': totals['throttled_drives'],
+        'run_writes': {'nodes': totals['run_nodes'], 'written_gib': round(totals['run_written_gib'], 3),
+                       'rated_share_max': totals['run_rated_share_max'], 'reused_nodes': totals['reused_nodes']}}
     plan = fleet_plan(plan_args, fleet.ceiling, fleet.latency, fleet.slowest[0], fleet.slowest[1])
     changes = delta.result()
     drift = fleet.groups()
@@ -573,6 +584,12 @@ def summary_lines(fleet, worst_rows, plan=None, delta=None, drift=None, worst=5)
             round(fleet['bandwidth_median_gib_s'], 3) if fleet['bandwidth_median_gib_s'] else 'n/a',
             fleet['throttled_drives']),
         'GDS paths: %s' % ', '.join('%s %d' % kv for kv in sorted(fleet['gds_paths'].items()))]
+    runs = fleet.get('run_writes') or {}
+    if runs.get('nodes'):
+        lines.append('the last runs wrote %.1f GiB to the data drives of %d nodes%s; %d nodes reused measurements' % (
+            runs['written_gib'], runs['nodes'],
+            (', at most %.3g%% of a drive\'s rated endurance' % (runs['rated_share_max'] * 100))
+            if runs.get('rated_share_max') is not None else ' (no endurance rating given)', runs['reused_nodes']))
     for r in worst_rows[:worst]:
         lines.append('worst: %s %s (%d errors, %d warnings, %d drifted settings%s)' % (
             r['host'], r['status'], r['errors'], r['warnings'], r['drifted'],

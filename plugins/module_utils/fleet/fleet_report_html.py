@@ -78,7 +78,7 @@ function bars(host,hist,label){
 var COLS=[['host','node'],['status','status'],['data_drives','drives'],['gds','GDS path'],['temp_max_c','max \u00b0C'],
  ['throttled','throttled'],['bw_before','before GiB/s'],['bw_after','after GiB/s'],['ratio','ratio'],['errors','errors'],
  ['warnings','warnings'],['drifted','drift'],['outlier','outlier'],['compression_ratio','compression'],
- ['age_h','age h']];
+ ['run_written_gib','run wrote GiB'],['age_h','age h']];
 function rowTable(t,rows){
  t.textContent='';var head=el('tr');COLS.forEach(function(c){head.appendChild(el('th',c[1]));});
  var thead=el('thead');thead.appendChild(head);t.appendChild(thead);var tb=el('tbody');
@@ -196,7 +196,10 @@ function render(r,d){
  box.appendChild(el('p','status '+r.status+'; kernel '+fmt(r.kernel)+'; GDS path '+fmt(r.gds)+'; io_uring allowed '+
   fmt(r.io_uring)+'; facts gathered '+fmt(r.gathered_at)+(r.outlier?'; OUTLIER: below the fleet median':'')+
   (r.compression_ratio!==null&&r.compression_ratio!==undefined?'; compression '+fmt(r.compression_ratio)+'x ('+
-  fmt(r.compression_codec)+', '+fmt(r.compression_bound)+'-bound)':'')));
+  fmt(r.compression_codec)+', '+fmt(r.compression_bound)+'-bound)':'')+
+  (r.run_written_gib!==null&&r.run_written_gib!==undefined?'; the last run wrote '+fmt(r.run_written_gib)+
+  ' GiB to its data drives'+(r.run_rated_share!==null&&r.run_rated_share!==undefined?' (at most '+
+  fmt(r.run_rated_share*100)+'% of a drive\'s rated endurance)':'')+', reused '+fmt(r.reused)+' measurements':'')));
  box.appendChild(el('h3','Drives (every layer\\'s setting)'));
  box.appendChild(grid(['drive','serial','model','bytes','OS drive','\u00b0C','WCTEMP','throttled','scheduler',
   'nr_requests','read_ahead_kb','max_sectors_kb','nomerges','rq_affinity','I/O queues','link','drifted'],d.d,

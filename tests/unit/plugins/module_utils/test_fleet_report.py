@@ -304,6 +304,29 @@ def test_compression_results_read_beside_the_facts(base, tmp_path):
     assert nodes['c']['compression_ratio'] is None
 
 
+def test_the_last_runs_writes_and_reuse_read_beside_the_facts(base, tmp_path):
+    """tune_checkpoint_nodes.yml's <reports>/run/<host>.json: what the run wrote to each drive (by serial) and its
+    share of the rated endurance, in the row, the drives and the overview; a node without one has nulls."""
+    side = tmp_path / 'run'
+    side.mkdir()
+    serial = fn.node_record('a', _doc(base), now=NOW)['drives'][-1]['serial']
+    (side / 'a.json').write_text(json.dumps({
+        'run_writes': [{'serial': serial, 'bytes': 3 << 30, 'run_share': 0.00025},
+                       {'serial': 'GONE', 'bytes': 1 << 30, 'run_share': None}],
+        'measurements': {'sweep': {'reuse': True}, 'thermal': {'reuse': False}, 'verification': {'reuse': True}}}))
+    out = tmp_path / 'out'
+    out.mkdir()
+    result = fr.build(iter([('a', _doc(base)), ('b', _doc(base))]), str(out), now=NOW, run_dir=str(side))
+    nodes = _nodes(result)
+    assert (nodes['a']['run_written_gib'], nodes['a']['run_rated_share'], nodes['a']['reused']) == (4.0, 0.00025, 2)
+    assert [d['run_bytes'] for d in nodes['a']['drives'] if d['serial'] == serial] == [3 << 30]
+    assert (nodes['b']['run_written_gib'], nodes['b']['reused']) == (None, None)
+    assert result['overview']['run_writes'] == {'nodes': 1, 'written_gib': 4.0, 'rated_share_max': 0.00025,
+                                                'reused_nodes': 1}
+    assert ('the last runs wrote 4.0 GiB to the data drives of 1 nodes, at most 0.025% of a drive\'s rated '
+            'endurance; 1 nodes reused measurements') in result['summary']
+
+
 # --- what a node, a drive or another user controls (issue 31, finding 5) ---
 
 def test_a_csv_cell_holds_no_line_break_and_no_formula():
