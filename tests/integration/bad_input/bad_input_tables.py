@@ -943,6 +943,8 @@ ROLES = {
             'io_uring_engine_verify_mode': STATE_NULL,
             'io_uring_engine_verify_runtime': {'range': (1, 600), 'null': 'refuse'},
             'io_uring_engine_verify_size': {'type': 'size', 'null': 'refuse'},
+            'io_uring_engine_remeasure': STATE_NULL,
+            'io_uring_engine_remeasure_days': {'range': (0, 3650), 'null': 'refuse'},
         })}},
     },
     'deepspeed_config': {
@@ -982,6 +984,8 @@ ROLES = {
                                                               'reason': 'documented'},
                                                              {'kind': 'not_4k', 'value': '1000', 'limit': '4096'}]},
             'deepspeed_config_writer_io_buffer_double': {'null': 'refuse'},
+            'deepspeed_config_remeasure': STATE_NULL,
+            'deepspeed_config_remeasure_days': {'range': (0, 3650), 'null': 'refuse'},
             'deepspeed_config_writer_data_parallel': STATE_NULL,
             'deepspeed_config_writer_memlock': {'type': 'size', 'null': 'refuse',
                                                 'extra': [{'kind': 'auto', 'value': 'auto', 'expect': 'accept',
@@ -1043,6 +1047,8 @@ ROLES = {
             'thermal_validate_rise_c': {'range': (0, 50), 'null': 'refuse'},
             'thermal_validate_drop_fraction': {'range': (0, 1), 'null': 'refuse'},
             'thermal_validate_backoff': {'null': 'refuse'},
+            'thermal_validate_remeasure': STATE_NULL,
+            'thermal_validate_remeasure_days': {'range': (0, 3650), 'null': 'refuse'},
             'thermal_validate_failure': STATE_NULL,
             'thermal_validate_poll': {'range': (1, 600), 'null': 'refuse'},
             'thermal_validate_report_dir': {'null': 'refuse', 'accept': {'nonascii': 'a legitimate name'}},
@@ -1268,7 +1274,8 @@ ROLES = {
                 'checkpoint_io_verify_repeats', 'checkpoint_io_verify_ioengine', 'checkpoint_io_verify_engine',
                 'checkpoint_io_verify_restore', 'checkpoint_io_verify_timeout', 'checkpoint_io_verify_poll',
                 'checkpoint_io_verify_min_fraction', 'checkpoint_io_deepspeed_python',
-                'checkpoint_io_report_dir', 'checkpoint_io_state_dir'])},
+                'checkpoint_io_report_dir', 'checkpoint_io_state_dir', 'checkpoint_io_remeasure',
+                'checkpoint_io_remeasure_days'])},
             # the playbooks run these two only outside check mode: their argument spec and the preflight role run
             'baseline': {'preflight_first': True, 'argspec_only': True, 'options': shared([
                 'checkpoint_io_data_drives', 'checkpoint_io_xfs', 'checkpoint_io_deepspeed_configs',
