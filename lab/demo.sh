@@ -14,6 +14,9 @@
 #   LAB_DEMO_ENGINE=deepspeed: DeepSpeed itself writes and reads back the verification's checkpoints (its
 #     FastPersist writer, checkpoint_io_verify_engine deepspeed) on a node of the bookworm-deepspeed image (CPU torch
 #     and DeepSpeed in /opt/train-venv, its ops built with the image: about ten minutes the first time).
+#   LAB_DEMO_RERUN=1: then the playbook twice more on the same node - nothing changed (it must reuse what it
+#     measured: at most 0.3 of the first run's wall time and 1% of its bytes to the data drives), then one more rank
+#     (what depends on the ranks is measured again); lab/rerun_check.py checks the three runs.
 #   LAB_DEMO_CORE=2.16 (or 2.17, 2.18): the playbook run by that ansible-core minor (its venv of
 #     tests/core_matrix.sh, made the first time) with jinja2_native on, instead of the suite's 2.19.
 set -euo pipefail
@@ -49,10 +52,28 @@ models=()
 [ "$model" = plain ] || models=("--drive-model=$model")
 trap '.venv/bin/python lab/nvmelab.py down --state-dir "$state"' EXIT
 .venv/bin/python lab/nvmelab.py up --state-dir "$state" "${nodes[@]}" "${models[@]}"
-rm -rf "$state/reports"
-"$playbook_bin" -i "$state/inventory.yml" playbooks/tune_checkpoint_nodes.yml -e @lab/demo_vars.yml \
-  -e "checkpoint_io_ranks=$ranks" ${engine_vars[@]+"${engine_vars[@]}"} "$@"
+rm -rf "$state/reports" "$state/runs"
+# one run of the playbook, its wall time and its run documents kept in $state/runs/<n>/
+run() {
+  local n=$1 start end; shift
+  start=$(date +%s.%N)
+  "$playbook_bin" -i "$state/inventory.yml" playbooks/tune_checkpoint_nodes.yml -e @lab/demo_vars.yml \
+    -e "checkpoint_io_ranks=$ranks" ${engine_vars[@]+"${engine_vars[@]}"} "$@"
+  end=$(date +%s.%N)
+  mkdir -p "$state/runs/$n"
+  cp -r "$state/reports/run/." "$state/runs/$n/"
+  echo "$start $end" > "$state/runs/$n/wall"
+}
+run 1 "$@"
 if [ "$model" != plain ]; then
   .venv/bin/python lab/demo_check.py --profile "$profile" --inventory "$state/inventory.yml" \
     --reports "$state/reports/verify" --engine "$engine"
+fi
+# LAB_DEMO_RERUN=1: the playbook again with nothing changed (it must reuse its measurements: at most 0.3 of the
+# first run's wall time, 1% of its bytes to the data drives), then with one more rank (what depends on the ranks
+# is measured again); lab/rerun_check.py checks the three runs' documents.
+if [ -n "${LAB_DEMO_RERUN:-}" ]; then
+  run 2 "$@"
+  run 3 "$@" -e "checkpoint_io_ranks=$((ranks + 1))"
+  .venv/bin/python lab/rerun_check.py "$state/runs"
 fi

@@ -22,8 +22,8 @@ def sweep_key(directory, block_size, ranks):
     return _call('sweep_key', records.sweep_key, directory, block_size, ranks)
 
 
-def recorded_sweep(facts, directory, block_size, ranks):
-    return _call('recorded_sweep', records.recorded_sweep, facts, directory, block_size, ranks)
+def recorded_sweep(facts, directory, block_size, ranks, nearest=False):
+    return _call('recorded_sweep', records.recorded_sweep, facts, directory, block_size, ranks, nearest)
 
 
 def sweep_ceiling(facts, directory):

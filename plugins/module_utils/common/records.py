@@ -41,9 +41,18 @@ def _sweep_directory(key, entry):
     return key.rsplit('|', 2)[0]
 
 
-def recorded_sweep(facts, directory, block_size, ranks):
-    """The recorded sweep of this directory, block size and rank count, or {}."""
-    return (record(facts, DEPTH_SWEEP, {}) or {}).get(sweep_key(directory, block_size, ranks)) or {}
+def recorded_sweep(facts, directory, block_size, ranks, nearest=False):
+    """The recorded sweep of this directory, block size and rank count, or {}. ``nearest``: where there is none,
+    the newest sweep of the directory in another shape (what a decision to sweep again compares with, to say what
+    changed), or {}."""
+    sweeps = record(facts, DEPTH_SWEEP, {}) or {}
+    found = sweeps.get(sweep_key(directory, block_size, ranks)) or {}
+    if found or not nearest:
+        return found
+    directory = posixpath.normpath(directory)
+    same = [entry for key, entry in sorted(sweeps.items())
+            if isinstance(entry, dict) and _sweep_directory(key, entry) == directory]
+    return max(same, key=lambda entry: str(entry.get('measured_at') or '')) if same else {}
 
 
 def sweep_ceiling_bytes(facts, directory):

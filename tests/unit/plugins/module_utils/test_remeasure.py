@@ -93,3 +93,21 @@ def test_bad_policies_are_refused_naming_the_value_and_the_limit(policy, days, w
     assert words in str(err.value)
     assert r.role_input_errors({'x_remeasure': policy, 'x_remeasure_days': days}, 'x')
     assert r.role_input_errors({}, 'x') == []
+
+
+def test_a_sweep_of_another_shape_is_what_a_new_shape_compares_with():
+    """records.recorded_sweep(nearest=True): with no sweep of this directory, block size and rank count, the
+    directory's newest sweep, so the decision names what changed (the ranks), not 'none recorded'."""
+    from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import records
+    old = dict(r.stamp(r.depends_on(_facts(), ['nvme0n1'], {'ranks': 1}), NOW - 7200), directory='/mnt/ckpt/c')
+    new = dict(r.stamp(r.depends_on(_facts(), ['nvme0n1'], {'ranks': 4}), NOW - 60), directory='/mnt/ckpt/c')
+    other = dict(r.stamp(r.depends_on(_facts(), ['nvme0n1'], {'ranks': 9}), NOW), directory='/elsewhere')
+    facts = {'state': {'records': {'depth_sweep': {'/mnt/ckpt/c|1048576|1': old, '/mnt/ckpt/c|1048576|4': new,
+                                                   '/elsewhere|1048576|9': other}}}}
+    assert records.recorded_sweep(facts, '/mnt/ckpt/c', '1M', 2) == {}
+    nearest = records.recorded_sweep(facts, '/mnt/ckpt/c/', '1M', 2, nearest=True)
+    assert nearest is new
+    assert records.recorded_sweep(facts, '/mnt/ckpt/c', '1M', 1, nearest=True) is old
+    assert records.recorded_sweep(facts, '/nowhere', '1M', 1, nearest=True) == {}
+    decision = r.decide(nearest, r.depends_on(_facts(), ['nvme0n1'], {'ranks': 2}), now=NOW, label='sweep')
+    assert decision['reason'] == 'measured: ranks 4 -> 2'
