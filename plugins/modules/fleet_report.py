@@ -114,7 +114,7 @@ options:
     type: path
   run_dir:
     description:
-      - A directory of run documents, C(<host>.json) (C(tune_checkpoint_nodes.yml)'s C(run/) beside C(verify/)):
+      - A directory of run documents, C(<host>.json) (C(tune_checkpoint_nodes.yml)'s C(run/) beside C(verify/)) -
         what each node's last run wrote to each drive, its share of the drive's rated endurance, and which
         measurements it reused. The rows' C(run_written_gib), C(run_rated_share) and C(reused), each drive's
         C(run_bytes) and C(run_share), and the overview's C(run_writes) come from it.
