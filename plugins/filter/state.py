@@ -34,8 +34,8 @@ def thermal_depth(facts, depth):
     return _call('thermal_depth', records.thermal_depth, facts, depth)
 
 
-def measurement_depends(facts, names, settings=None):
-    return _call('measurement_depends', _remeasure.depends_on, facts, list(names or []), settings)
+def measurement_depends(facts, names, settings=None, volume=True):
+    return _call('measurement_depends', _remeasure.depends_on, facts, list(names or []), settings, bool(volume))
 
 
 def measurement_stamp(depends):

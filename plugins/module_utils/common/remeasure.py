@@ -83,14 +83,17 @@ def drive_identities(facts, names):
     return sorted(out, key=lambda d: (str(d.get('serial')), str(d.get('wwid')), str(d.get('device'))))
 
 
-def depends_on(facts, names, settings=None):
-    """{drives, kernel, volume, settings}: what a measurement on ``names`` with ``settings`` depended on."""
+def depends_on(facts, names, settings=None, volume=True):
+    """{drives, kernel, volume, settings}: what a measurement on ``names`` with ``settings`` depended on.
+    ``volume`` false: a measurement of the raw drives (the io_uring check), which the checkpoint volume does not
+    change (its volume is then null)."""
     state = section(facts, 'state')
-    volume = state.get('volume') if isinstance(state.get('volume'), dict) else {}
+    volume = (state.get('volume') if isinstance(state.get('volume'), dict) else {}) if volume else None
     return _canonical({'drives': drive_identities(facts, names),
                        'kernel': (state.get('kernel') or {}).get('release') if isinstance(state.get('kernel'), dict)
                        else None,
-                       'volume': {'mount_point': volume.get('mount_point'), 'md_uuid': volume.get('md_uuid')},
+                       'volume': {'mount_point': volume.get('mount_point'), 'md_uuid': volume.get('md_uuid')}
+                       if volume is not None else None,
                        'settings': settings if settings is not None else {}})
 
 

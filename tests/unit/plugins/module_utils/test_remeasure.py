@@ -111,3 +111,17 @@ def test_a_sweep_of_another_shape_is_what_a_new_shape_compares_with():
     assert records.recorded_sweep(facts, '/nowhere', '1M', 1, nearest=True) == {}
     decision = r.decide(nearest, r.depends_on(_facts(), ['nvme0n1'], {'ranks': 2}), now=NOW, label='sweep')
     assert decision['reason'] == 'measured: ranks 4 -> 2'
+
+
+def test_a_raw_drive_measurement_does_not_depend_on_the_volume():
+    """The io_uring check reads the raw drives: the first run checks them before the xfs step made the volume, and
+    the second run must not measure again because the volume exists now."""
+    blank = _facts()
+    blank['state']['volume'] = {'mount_point': None, 'md_uuid': None}
+    before = r.depends_on(blank, ['nvme0n1'], {'mode': 'read'}, volume=False)
+    assert before['volume'] is None
+    decision = r.decide(r.stamp(before, NOW - 60), r.depends_on(_facts(), ['nvme0n1'], {'mode': 'read'}, volume=False),
+                        now=NOW)
+    assert decision['reuse'] is True
+    assert r.decide(r.stamp(r.depends_on(blank, ['nvme0n1']), NOW - 60), r.depends_on(_facts(), ['nvme0n1']),
+                    now=NOW)['changed'] == ['volume md_uuid null -> "a:b:c:d"', 'volume mount_point null -> "/mnt/ckpt"']
