@@ -29,6 +29,7 @@ DEFAULT_DAYS = 7
 MAX_DAYS = 3650
 DRIVE_KEYS = ('serial', 'model', 'firmware', 'wwid', 'size_bytes')
 TIME_FORMAT = '%Y-%m-%dT%H:%M:%SZ'
+SHOWN_CHANGES = 6           # a reason names at most this many changes (the decision's 'changed' holds them all)
 
 
 def check_policy(policy, days, name='checkpoint_io_remeasure'):
@@ -129,16 +130,21 @@ def changes(old, new):
     if old.get('kernel') != new.get('kernel'):
         out.append('kernel %s -> %s' % (old.get('kernel'), new.get('kernel')))
     for part in ('volume', 'settings'):
-        was, now = old.get(part) or {}, new.get(part) or {}
-        if not isinstance(was, dict) or not isinstance(now, dict):
-            if was != now:
-                out.append('%s %s -> %s' % (part, _short(was), _short(now)))
-            continue
-        for key in sorted(set(was) | set(now)):
-            if was.get(key) != now.get(key):
-                out.append('%s %s -> %s' % (key if part == 'settings' else part + ' ' + key,
-                                            _short(was.get(key)), _short(now.get(key))))
+        out.extend(_leaf_changes(old.get(part), new.get(part), '' if part == 'settings' else part))
     return out
+
+
+def _leaf_changes(was, now, path, depth=0):
+    """'<path> <old> -> <new>' for each leaf that differs (dicts walked to 4 levels; lists compared whole)."""
+    if was == now:
+        return []
+    if isinstance(was, dict) and isinstance(now, dict) and depth < 4:
+        out = []
+        for key in sorted(set(was) | set(now), key=str):
+            out.extend(_leaf_changes(was.get(key), now.get(key), '%s.%s' % (path, key) if path else str(key),
+                                     depth + 1))
+        return out
+    return ['%s %s -> %s' % (path or 'settings', _short(was), _short(now))]
 
 
 def _age_s(measured_at, now):
@@ -177,7 +183,9 @@ def decide(entry, depends, policy='auto', days=DEFAULT_DAYS, now=None, label='me
     if policy == 'always':
         return dict(out, reason='measured: %s is always' % name)
     if out['changed']:
-        return dict(out, reason='measured: ' + '; '.join(out['changed']))
+        shown = out['changed'][:SHOWN_CHANGES]
+        more = len(out['changed']) - len(shown)
+        return dict(out, reason='measured: ' + '; '.join(shown) + ('; and %d more' % more if more else ''))
     if measure_reason:
         return dict(out, reason='measured: %s' % measure_reason)
     if age is None or age < -300:

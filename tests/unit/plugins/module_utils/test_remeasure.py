@@ -124,4 +124,16 @@ def test_a_raw_drive_measurement_does_not_depend_on_the_volume():
                         now=NOW)
     assert decision['reuse'] is True
     assert r.decide(r.stamp(r.depends_on(blank, ['nvme0n1']), NOW - 60), r.depends_on(_facts(), ['nvme0n1']),
-                    now=NOW)['changed'] == ['volume md_uuid null -> "a:b:c:d"', 'volume mount_point null -> "/mnt/ckpt"']
+                    now=NOW)['changed'] == ['volume.md_uuid null -> "a:b:c:d"', 'volume.mount_point null -> "/mnt/ckpt"']
+
+
+def test_a_nested_setting_is_named_by_its_path_and_a_long_list_is_cut():
+    old = r.depends_on(_facts(), ['nvme0n1'], {'after': {'queue_depth': 32, 'block_size': 1048576,
+                                                         'planned': {'per_rank': 32}}, 'ranks': 1})
+    new = r.depends_on(_facts(), ['nvme0n1'], {'after': {'queue_depth': 16, 'block_size': 1048576,
+                                                         'planned': {'per_rank': 16}}, 'ranks': 2})
+    decision = r.decide(r.stamp(old, NOW - 60), new, now=NOW)
+    assert decision['changed'] == ['after.planned.per_rank 32 -> 16', 'after.queue_depth 32 -> 16', 'ranks 1 -> 2']
+    many = r.depends_on(_facts(), ['nvme0n1'], dict(('k%d' % i, i) for i in range(9)))
+    none = r.depends_on(_facts(), ['nvme0n1'], {})
+    assert r.decide(r.stamp(none, NOW - 60), many, now=NOW)['reason'].endswith('; and 3 more')
