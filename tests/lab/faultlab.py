@@ -72,6 +72,10 @@ GROUP_VARS = {
     # throttled to THROTTLE for seconds more per case
     "checkpoint_io_verify_restore": False,
     "checkpoint_io_lock_wait": 0,
+    # every case injects its fault into a write: a run that reused the last verification or sweep (nothing it
+    # depended on changed) would write nothing for the fault to land in; the reuse itself is proven by
+    # tests/integration/playbooks/test_remeasure_verification.py and molecule/default
+    "checkpoint_io_remeasure": "always",
 }
 # The plays that change drives go to every node at once: a fault on one node fails that node, the other goes on
 # (with the canary batches a fault on the canary stops the run, as it should on a fleet). An extra variable: the

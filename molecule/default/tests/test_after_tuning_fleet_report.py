@@ -142,6 +142,23 @@ def test_the_node_as_the_report_shows_it(host, lab_fleet):
                 sysfs["scheduler"], sysfs["nr_requests"], sysfs["read_ahead_kb"]), (drives[ns], sysfs)
 
 
+def test_the_last_run_reused_its_measurements_and_wrote_next_to_nothing(host, lab_fleet):
+    """The last tune run was idempotence's, with nothing changed (issue 34): its run document (reports/run/, read
+    through the fleet report's run_dir) says it reused the sweep, the thermal validation, the verification and the
+    io_uring check, and the block layer's counters say it wrote almost nothing to the data drives."""
+    name = host.backend.get_hostname()
+    node = lab_fleet["live"][name]
+    with open(os.path.join(_reports(), "run", name + ".json")) as handle:
+        run = json.load(handle)
+    decisions = dict((label, d["reuse"]) for label, d in run["measurements"].items())
+    assert decisions == {"sweep": True, "thermal": True, "verification": True, "io_uring_check": True}, \
+        [d["line"] for d in run["measurements"].values()]
+    assert node["reused"] == 4 and node["run_written_gib"] is not None and node["run_written_gib"] < 0.01, node
+    data = [d for d in node["drives"] if d["serial"] in DATA_SERIALS]
+    assert len(data) == 2 and all(d["run_bytes"] is not None and d["run_bytes"] < 8 << 20 for d in data), data
+    assert lab_fleet["doc"]["fleet"]["run_writes"]["reused_nodes"] == 2, lab_fleet["doc"]["fleet"]["run_writes"]
+
+
 def test_check_mode_writes_nothing(lab_fleet, tmp_path):
     """--check gathers and reports (the summary shown) but writes no report, and removes the run's directory of
     host documents (TMPDIR points the controller's temporary files into an empty directory to see it)."""
