@@ -65,9 +65,10 @@ run() {
   echo "$start $end" > "$state/runs/$n/wall"
 }
 run 1 "$@"
+check=0
 if [ "$model" != plain ]; then
   .venv/bin/python lab/demo_check.py --profile "$profile" --inventory "$state/inventory.yml" \
-    --reports "$state/reports/verify" --engine "$engine"
+    --reports "$state/reports/verify" --engine "$engine" || check=$?
 fi
 # LAB_DEMO_RERUN=1: the playbook again with nothing changed (it must reuse its measurements: at most 0.3 of the
 # first run's wall time, 1% of its bytes to the data drives), then with one more rank (what depends on the ranks
@@ -75,5 +76,6 @@ fi
 if [ -n "${LAB_DEMO_RERUN:-}" ]; then
   run 2 "$@"
   run 3 "$@" -e "checkpoint_io_ranks=$((ranks + 1))"
-  .venv/bin/python lab/rerun_check.py "$state/runs"
+  .venv/bin/python lab/rerun_check.py "$state/runs" || check=$?
 fi
+exit "$check"
