@@ -129,9 +129,11 @@ def changes(old, new):
     out = _drive_changes(old.get('drives'), new.get('drives'))
     if old.get('kernel') != new.get('kernel'):
         out.append('kernel %s -> %s' % (old.get('kernel'), new.get('kernel')))
+    leaves = []
     for part in ('volume', 'settings'):
-        out.extend(_leaf_changes(old.get(part), new.get(part), '' if part == 'settings' else part))
-    return out
+        leaves.extend(_leaf_changes(old.get(part), new.get(part), '' if part == 'settings' else part))
+    # the measurement's own top-level settings first (ranks 1 -> 2), then what nests (after_settings.queue_depth)
+    return out + sorted(leaves, key=lambda text: text.split(' ', 1)[0].count('.'))
 
 
 def _leaf_changes(was, now, path, depth=0):

@@ -133,7 +133,8 @@ def test_a_nested_setting_is_named_by_its_path_and_a_long_list_is_cut():
     new = r.depends_on(_facts(), ['nvme0n1'], {'after': {'queue_depth': 16, 'block_size': 1048576,
                                                          'planned': {'per_rank': 16}}, 'ranks': 2})
     decision = r.decide(r.stamp(old, NOW - 60), new, now=NOW)
-    assert decision['changed'] == ['after.planned.per_rank 32 -> 16', 'after.queue_depth 32 -> 16', 'ranks 1 -> 2']
+    # the top-level setting first, then the nested ones by depth
+    assert decision['changed'] == ['ranks 1 -> 2', 'after.queue_depth 32 -> 16', 'after.planned.per_rank 32 -> 16']
     many = r.depends_on(_facts(), ['nvme0n1'], dict(('k%d' % i, i) for i in range(9)))
     none = r.depends_on(_facts(), ['nvme0n1'], {})
     assert r.decide(r.stamp(none, NOW - 60), many, now=NOW)['reason'].endswith('; and 3 more')
