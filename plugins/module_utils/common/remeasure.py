@@ -18,6 +18,7 @@ __metaclass__ = type
 
 import calendar
 import json
+import math
 import time
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common.facts_access import section
@@ -42,7 +43,7 @@ def check_policy(policy, days, name='checkpoint_io_remeasure'):
         number = float(days)
     except (TypeError, ValueError):
         raise ValueError('%s_days is %r: it must be a whole number of days from 0 to %d' % (name, days, MAX_DAYS))
-    if number != number or number < 0 or number > MAX_DAYS or number != int(number):
+    if math.isnan(number) or number < 0 or number > MAX_DAYS or number != int(number):
         raise ValueError('%s_days is %r: it must be a whole number of days from 0 to %d' % (name, days, MAX_DAYS))
     return policy, int(number)
 
