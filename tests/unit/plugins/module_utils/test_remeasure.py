@@ -1,6 +1,11 @@
 # -*- coding: utf-8 -*-
 """Whether a recorded measurement still holds (module_utils/common/remeasure.py): what it depended on, the decision
 and its reason under each policy, and bad policies refused naming the value and the limit."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import pytest
 
 from ansible_collections.ai_storage.checkpoint_io.plugins.module_utils.common import remeasure as r
