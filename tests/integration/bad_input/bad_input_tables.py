@@ -616,6 +616,8 @@ MODULES = {
                            'refuse': {'missing': None, 'file': None, 'long_name': None, 'long_path': None}},
             'compression_dir': {'path': 'read', 'accept': {'null': 'no compression results'},
                                 'refuse': {'missing': None, 'file': None, 'long_name': None, 'long_path': None}},
+            'run_dir': {'path': 'read', 'accept': {'null': 'no run documents'},
+                        'refuse': {'missing': None, 'file': None, 'long_name': None, 'long_path': None}},
             'stale_hours': {'type': 'float', 'range': (0, 87600), 'accept': {'null': 'the default (24)'}},
             'outlier_fraction': {'type': 'float', 'range': (0, 1), 'accept': {'null': 'the default (0.8)'}},
             'workers': {'range': (0, 64), 'accept': {'null': 'the default (one per CPU)'}},
