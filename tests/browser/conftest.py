@@ -56,6 +56,8 @@ def lab_report(tmp_path_factory):
         if not os.path.isdir(cache):
             pytest.fail('CHECKPOINT_IO_LAB_FLEET=%s has no cache/: run molecule test -s default first' % LAB_FLEET)
         extra['fleet_report_verify_dir'] = os.path.join(LAB_FLEET, 'verify')
+        if os.path.isdir(os.path.join(LAB_FLEET, 'run')):   # the tune run's documents: the page shows its writes
+            extra['fleet_report_run_dir'] = os.path.join(LAB_FLEET, 'run')
     else:
         cache = str(work / 'cache')
         fleet_cache.write_cache(cache, 2, lab=True)

@@ -79,6 +79,8 @@ def lab_fleet():
     doc, live = _nodes(os.path.join(_reports(), "fleet", "fleet_report.json"))
     verify = os.path.join(_reports(), "verify")
     shutil.copytree(verify, os.path.join(keep, "verify"))
+    runs = os.path.join(_reports(), "run")
+    shutil.copytree(runs, os.path.join(keep, "run"))
     # the same report from the jsonfile cache alone: hosts at an address that answers nothing
     inventory = os.path.join(keep, "unreachable.ini")
     with open(inventory, "w") as handle:
@@ -86,7 +88,8 @@ def lab_fleet():
     cached_dir = os.path.join(keep, "from_cache")
     rc, out, recap = run_playbook(PLAYBOOK, "-e", json.dumps({
         "fleet_report_source": "cache", "fleet_report_cache_dir": cache, "fleet_report_dir": cached_dir,
-        "fleet_report_verify_dir": verify, "fleet_report_plan": PLAN}), inventory=inventory)
+        "fleet_report_verify_dir": verify, "fleet_report_run_dir": runs, "fleet_report_plan": PLAN}),
+        inventory=inventory)
     assert rc == 0 and all(r["unreachable"] == 0 for r in recap.values()), out[-4000:]
     _doc, cached = _nodes(os.path.join(cached_dir, "fleet_report.json"))
     with gzip.open(os.path.join(cached_dir, "fleet_report_nodes.csv.gz"), "rt", encoding="utf-8", newline="") as rows:

@@ -199,7 +199,7 @@ function render(r,d){
   fmt(r.compression_codec)+', '+fmt(r.compression_bound)+'-bound)':'')+
   (r.run_written_gib!==null&&r.run_written_gib!==undefined?'; the last run wrote '+fmt(r.run_written_gib)+
   ' GiB to its data drives'+(r.run_rated_share!==null&&r.run_rated_share!==undefined?' (at most '+
-  fmt(r.run_rated_share*100)+'% of a drive\'s rated endurance)':'')+', reused '+fmt(r.reused)+' measurements':'')));
+  fmt(r.run_rated_share*100)+'% of a drive\\'s rated endurance)':'')+', reused '+fmt(r.reused)+' measurements':'')));
  box.appendChild(el('h3','Drives (every layer\\'s setting)'));
  box.appendChild(grid(['drive','serial','model','bytes','OS drive','\u00b0C','WCTEMP','throttled','scheduler',
   'nr_requests','read_ahead_kb','max_sectors_kb','nomerges','rq_affinity','I/O queues','link','drifted'],d.d,

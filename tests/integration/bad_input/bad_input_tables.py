@@ -1225,6 +1225,8 @@ ROLES = {
                                              'accept': {'null': 'the compression directory beside the report'},
                                              'refuse': {'missing': None, 'file': None, 'long_name': None,
                                                         'long_path': None}},
+            'fleet_report_run_dir': {'path': 'read', 'accept': {'null': 'the run directory beside the report'},
+                                     'refuse': {'missing': None, 'file': None, 'long_name': None, 'long_path': None}},
             'fleet_report_targets': {'type': 'dict', 'accept': {'empty': 'the role defaults'}},
             'fleet_report_plan': {'type': 'dict', 'accept': {'empty': 'no plan'},
                                   'extra': [{'kind': 'unknown_preset', 'value': {'checkpoint': 'llama3-9b',
