@@ -22,3 +22,20 @@ def loop_devices(directory, count, size, direct_io=False):
     finally:
         for device in devices:
             subprocess.call(['losetup', '--detach', device])
+
+
+@contextlib.contextmanager
+def xfs_checkpoint_dir(directory, size):
+    """An XFS on one loop device of ``size`` bytes, mounted in ``directory``/mnt with a checkpoint directory
+    ``ckpt`` in it: yields (the checkpoint directory, the loop device's kernel name); unmounted afterwards."""
+    with loop_devices(directory, 1, size) as (device,):
+        subprocess.check_call([require_tool('mkfs.xfs'), '-q', '-f', device])
+        mount = os.path.join(str(directory), 'mnt')
+        os.mkdir(mount)
+        subprocess.check_call(['mount', device, mount])
+        try:
+            ckpt = os.path.join(mount, 'ckpt')
+            os.mkdir(ckpt)
+            yield ckpt, os.path.basename(device)
+        finally:
+            subprocess.call(['umount', mount])

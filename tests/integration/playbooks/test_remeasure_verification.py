@@ -11,12 +11,12 @@ __metaclass__ = type
 
 import json
 import os
-import subprocess
+import pathlib
 
 import pytest
 
-from helpers import require_tool, run_playbook
-from loop_devices import loop_devices
+from helpers import run_playbook
+from loop_devices import xfs_checkpoint_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLAYBOOK = os.path.join(ROOT, 'playbooks', 'verify_checkpoint_write.yml')
@@ -26,16 +26,8 @@ MIB = 1024 * 1024
 @pytest.fixture
 def volume(tmp_path):
     """An XFS on a loop device mounted in tmp_path, a checkpoint directory in it."""
-    with loop_devices(tmp_path, 1, 512 * MIB) as (device,):
-        subprocess.check_call([require_tool('mkfs.xfs'), '-q', '-f', device])
-        mount = tmp_path / 'mnt'
-        mount.mkdir()
-        subprocess.check_call(['mount', device, str(mount)])
-        try:
-            (mount / 'ckpt').mkdir()
-            yield mount / 'ckpt', os.path.basename(device)
-        finally:
-            subprocess.call(['umount', str(mount)])
+    with xfs_checkpoint_dir(tmp_path, 512 * MIB) as (ckpt, device):
+        yield pathlib.Path(ckpt), device
 
 
 def _sectors_written(device):

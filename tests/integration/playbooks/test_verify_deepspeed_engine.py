@@ -12,12 +12,12 @@ __metaclass__ = type
 
 import json
 import os
-import subprocess
+import pathlib
 
 import pytest
 
-from helpers import require_tool, run_playbook
-from loop_devices import loop_devices
+from helpers import run_playbook
+from loop_devices import xfs_checkpoint_dir
 from training_env import EXTENSIONS, training_python
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -31,16 +31,8 @@ DS_CONFIG = {'train_batch_size': 8,
 @pytest.fixture
 def volume(tmp_path):
     """An XFS on a loop device mounted in tmp_path, a checkpoint directory in it."""
-    with loop_devices(tmp_path, 1, 1024 * MIB) as (device,):
-        subprocess.check_call([require_tool('mkfs.xfs'), '-q', '-f', device])
-        mount = tmp_path / 'mnt'
-        mount.mkdir()
-        subprocess.check_call(['mount', device, str(mount)])
-        try:
-            (mount / 'ckpt').mkdir()
-            yield mount / 'ckpt', os.path.basename(device)
-        finally:
-            subprocess.call(['umount', str(mount)])
+    with xfs_checkpoint_dir(tmp_path, 1024 * MIB) as (ckpt, device):
+        yield pathlib.Path(ckpt), device
 
 
 def test_deepspeed_writes_and_reads_back_both_sides_and_the_report_says_so(tmp_path, volume):
